@@ -1,0 +1,1 @@
+"""Kubernetes objects the scheduler reads."""

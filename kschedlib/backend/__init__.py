@@ -1,0 +1,1 @@
+"""Scheduler backend: cache, snapshot, node tree and scheduling queue."""

@@ -1,0 +1,1 @@
+"""KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)."""

@@ -1,0 +1,1 @@
+"""Scheduling framework: interfaces, Status, CycleState, NodeInfo and the runtime."""

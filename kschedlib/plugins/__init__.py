@@ -1,0 +1,1 @@
+"""Default plugins, one module or package per plugin, named as in kube-scheduler."""
