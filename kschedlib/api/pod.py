@@ -1,0 +1,262 @@
+"""Pod and the parts of its spec and status the scheduler reads."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+import attrs
+
+from kschedlib.api.codec import decode_object, encode, one_of
+from kschedlib.api.meta import ObjectMeta
+from kschedlib.api.quantity import Quantity
+from kschedlib.api.selectors import LabelSelector, NodeSelector, PreferredSchedulingTerm
+
+ResourceList = dict[str, Quantity]
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class ResourceRequirements:
+    requests: ResourceList = attrs.field(factory=dict)
+    limits: ResourceList = attrs.field(factory=dict)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class ContainerPort:
+    name: str = ""
+    container_port: int = 0
+    host_port: int = 0
+    host_ip: str = attrs.field(default="", metadata={"json": "hostIP"})
+    protocol: str = attrs.field(default="TCP", validator=one_of("TCP", "UDP", "SCTP"))
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class Container:
+    name: str = ""
+    image: str = ""
+    ports: tuple[ContainerPort, ...] = ()
+    resources: ResourceRequirements = attrs.field(factory=ResourceRequirements)
+    restart_policy: str | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class Toleration:
+    key: str = ""
+    operator: str = attrs.field(default="", validator=one_of("", "Equal", "Exists"))
+    value: str = ""
+    effect: str = attrs.field(
+        default="", validator=one_of("", "NoSchedule", "PreferNoSchedule", "NoExecute")
+    )
+    toleration_seconds: int | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class NodeAffinity:
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: tuple[PreferredSchedulingTerm, ...] = ()
+
+    @property
+    def required(self) -> NodeSelector | None:
+        return self.required_during_scheduling_ignored_during_execution
+
+    @property
+    def preferred(self) -> tuple[PreferredSchedulingTerm, ...]:
+        return self.preferred_during_scheduling_ignored_during_execution
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PodAffinityTerm:
+    label_selector: LabelSelector | None = None
+    namespaces: tuple[str, ...] = ()
+    topology_key: str = ""
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class WeightedPodAffinityTerm:
+    weight: int = 0
+    pod_affinity_term: PodAffinityTerm = attrs.field(factory=PodAffinityTerm)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PodAffinity:
+    required_during_scheduling_ignored_during_execution: tuple[PodAffinityTerm, ...] = ()
+    preferred_during_scheduling_ignored_during_execution: tuple[WeightedPodAffinityTerm, ...] = ()
+
+    @property
+    def required(self) -> tuple[PodAffinityTerm, ...]:
+        return self.required_during_scheduling_ignored_during_execution
+
+    @property
+    def preferred(self) -> tuple[WeightedPodAffinityTerm, ...]:
+        return self.preferred_during_scheduling_ignored_during_execution
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class Affinity:
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class TopologySpreadConstraint:
+    max_skew: int = 0
+    topology_key: str = ""
+    when_unsatisfiable: str = attrs.field(
+        default="DoNotSchedule", validator=one_of("DoNotSchedule", "ScheduleAnyway")
+    )
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(one_of("Honor", "Ignore"))
+    )
+    node_taints_policy: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(one_of("Honor", "Ignore"))
+    )
+    match_label_keys: tuple[str, ...] = ()
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PersistentVolumeClaimVolumeSource:
+    claim_name: str = ""
+    read_only: bool = False
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class EphemeralVolumeSource:
+    volume_claim_template: dict[str, Any] | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class Volume:
+    """A pod volume; only the sources the scheduler looks at are typed, the rest kept raw."""
+
+    name: str = ""
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    ephemeral: EphemeralVolumeSource | None = None
+    gce_persistent_disk: dict[str, Any] | None = attrs.field(
+        default=None, metadata={"json": "gcePersistentDisk"}
+    )
+    aws_elastic_block_store: dict[str, Any] | None = attrs.field(
+        default=None, metadata={"json": "awsElasticBlockStore"}
+    )
+    rbd: dict[str, Any] | None = None
+    iscsi: dict[str, Any] | None = None
+    csi: dict[str, Any] | None = None
+    azure_disk: dict[str, Any] | None = None
+    host_path: dict[str, Any] | None = None
+    empty_dir: dict[str, Any] | None = None
+    config_map: dict[str, Any] | None = None
+    secret: dict[str, Any] | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PodSchedulingGate:
+    name: str = ""
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PodResourceClaim:
+    name: str = ""
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PodSpec:
+    node_name: str = ""
+    scheduler_name: str = "default-scheduler"
+    priority: int | None = None
+    priority_class_name: str = ""
+    preemption_policy: str | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(one_of("PreemptLowerPriority", "Never")),
+    )
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    resources: ResourceRequirements | None = None
+    overhead: ResourceList = attrs.field(factory=dict)
+    node_selector: dict[str, str] = attrs.field(factory=dict)
+    affinity: Affinity | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    volumes: tuple[Volume, ...] = ()
+    scheduling_gates: tuple[PodSchedulingGate, ...] = ()
+    resource_claims: tuple[PodResourceClaim, ...] = ()
+    host_network: bool = False
+    termination_grace_period_seconds: int | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PodCondition:
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PodStatus:
+    phase: str = ""
+    nominated_node_name: str = ""
+    start_time: _dt.datetime | None = None
+    conditions: tuple[PodCondition, ...] = ()
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class Pod:
+    api_version: str = attrs.field(default="v1", metadata={"json": "apiVersion"})
+    kind: str = "Pod"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: PodSpec = attrs.field(factory=PodSpec)
+    status: PodStatus = attrs.field(factory=PodStatus)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Pod:
+        return decode_object(cls, "pod", data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode(self)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``."""
+        return f"{self.metadata.namespace}/{self.metadata.name}"
+
+    @property
+    def uid(self) -> str:
+        """The pod's UID, or its key when the object carries none (as in hand-written YAML)."""
+        return self.metadata.uid or self.key
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.metadata.labels
+
+    def with_node_name(self, node_name: str) -> Pod:
+        return attrs.evolve(self, spec=attrs.evolve(self.spec, node_name=node_name))
+
+    def with_nominated_node_name(self, node_name: str) -> Pod:
+        return attrs.evolve(
+            self, status=attrs.evolve(self.status, nominated_node_name=node_name)
+        )
+
+
+def pod_priority(pod: Pod) -> int:
+    """corev1helpers.PodPriority: spec.priority, or 0 when unset."""
+    p = pod.spec.priority
+    return 0 if p is None else p
+
+
+def is_terminal(pod: Pod) -> bool:
+    return pod.status.phase in ("Succeeded", "Failed")

@@ -1,0 +1,176 @@
+"""Storage objects read by the volume plugins: PV, PVC, StorageClass, CSINode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from kschedlib.api.codec import decode_object, encode
+from kschedlib.api.meta import ObjectMeta
+from kschedlib.api.pod import ResourceRequirements
+from kschedlib.api.quantity import Quantity
+from kschedlib.api.selectors import LabelSelector, NodeSelector
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class ObjectReference:
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    uid: str = ""
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class VolumeNodeAffinity:
+    required: NodeSelector | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PersistentVolumeSpec:
+    capacity: dict[str, Quantity] = attrs.field(factory=dict)
+    access_modes: tuple[str, ...] = ()
+    claim_ref: ObjectReference | None = None
+    storage_class_name: str = ""
+    node_affinity: VolumeNodeAffinity | None = None
+    volume_mode: str | None = None
+    csi: dict[str, Any] | None = None
+    gce_persistent_disk: dict[str, Any] | None = attrs.field(
+        default=None, metadata={"json": "gcePersistentDisk"}
+    )
+    aws_elastic_block_store: dict[str, Any] | None = attrs.field(
+        default=None, metadata={"json": "awsElasticBlockStore"}
+    )
+    azure_disk: dict[str, Any] | None = None
+    host_path: dict[str, Any] | None = None
+    local: dict[str, Any] | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PersistentVolumeStatus:
+    phase: str = ""
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PersistentVolume:
+    api_version: str = attrs.field(default="v1", metadata={"json": "apiVersion"})
+    kind: str = "PersistentVolume"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: PersistentVolumeSpec = attrs.field(factory=PersistentVolumeSpec)
+    status: PersistentVolumeStatus = attrs.field(factory=PersistentVolumeStatus)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> PersistentVolume:
+        return decode_object(cls, "persistentvolume", data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode(self)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PersistentVolumeClaimSpec:
+    access_modes: tuple[str, ...] = ()
+    selector: LabelSelector | None = None
+    resources: ResourceRequirements = attrs.field(factory=ResourceRequirements)
+    volume_name: str = ""
+    storage_class_name: str | None = None
+    volume_mode: str | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PersistentVolumeClaimStatus:
+    phase: str = ""
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PersistentVolumeClaim:
+    api_version: str = attrs.field(default="v1", metadata={"json": "apiVersion"})
+    kind: str = "PersistentVolumeClaim"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: PersistentVolumeClaimSpec = attrs.field(factory=PersistentVolumeClaimSpec)
+    status: PersistentVolumeClaimStatus = attrs.field(factory=PersistentVolumeClaimStatus)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> PersistentVolumeClaim:
+        return decode_object(cls, "persistentvolumeclaim", data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode(self)
+
+    @property
+    def key(self) -> str:
+        return f"{self.metadata.namespace}/{self.metadata.name}"
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class TopologySelectorLabelRequirement:
+    key: str = ""
+    values: tuple[str, ...] = ()
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class TopologySelectorTerm:
+    match_label_expressions: tuple[TopologySelectorLabelRequirement, ...] = ()
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class StorageClass:
+    api_version: str = attrs.field(default="storage.k8s.io/v1", metadata={"json": "apiVersion"})
+    kind: str = "StorageClass"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    provisioner: str = ""
+    volume_binding_mode: str = "Immediate"
+    allowed_topologies: tuple[TopologySelectorTerm, ...] = ()
+    parameters: dict[str, str] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> StorageClass:
+        return decode_object(cls, "storageclass", data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode(self)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class VolumeNodeResources:
+    count: int | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class CSINodeDriver:
+    name: str = ""
+    node_id: str = attrs.field(default="", metadata={"json": "nodeID"})
+    topology_keys: tuple[str, ...] = ()
+    allocatable: VolumeNodeResources | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class CSINodeSpec:
+    drivers: tuple[CSINodeDriver, ...] = ()
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class CSINode:
+    api_version: str = attrs.field(default="storage.k8s.io/v1", metadata={"json": "apiVersion"})
+    kind: str = "CSINode"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: CSINodeSpec = attrs.field(factory=CSINodeSpec)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> CSINode:
+        return decode_object(cls, "csinode", data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode(self)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name

@@ -1,0 +1,118 @@
+"""PodDisruptionBudget and the controllers whose selectors drive default spreading."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from kschedlib.api.codec import decode_object, encode
+from kschedlib.api.meta import ObjectMeta
+from kschedlib.api.selectors import LabelSelector
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PodDisruptionBudgetSpec:
+    selector: LabelSelector | None = None
+    min_available: int | str | None = attrs.field(default=None, metadata={"intorstr": True})
+    max_unavailable: int | str | None = attrs.field(default=None, metadata={"intorstr": True})
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PodDisruptionBudgetStatus:
+    disruptions_allowed: int = 0
+    current_healthy: int = 0
+    desired_healthy: int = 0
+    expected_pods: int = 0
+    disrupted_pods: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PodDisruptionBudget:
+    api_version: str = attrs.field(default="policy/v1", metadata={"json": "apiVersion"})
+    kind: str = "PodDisruptionBudget"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: PodDisruptionBudgetSpec = attrs.field(factory=PodDisruptionBudgetSpec)
+    status: PodDisruptionBudgetStatus = attrs.field(factory=PodDisruptionBudgetStatus)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> PodDisruptionBudget:
+        return decode_object(cls, "poddisruptionbudget", data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode(self)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class ServiceSpec:
+    selector: dict[str, str] = attrs.field(factory=dict)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class Service:
+    api_version: str = attrs.field(default="v1", metadata={"json": "apiVersion"})
+    kind: str = "Service"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: ServiceSpec = attrs.field(factory=ServiceSpec)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Service:
+        return decode_object(cls, "service", data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode(self)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class ReplicationControllerSpec:
+    selector: dict[str, str] = attrs.field(factory=dict)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class ReplicationController:
+    api_version: str = attrs.field(default="v1", metadata={"json": "apiVersion"})
+    kind: str = "ReplicationController"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: ReplicationControllerSpec = attrs.field(factory=ReplicationControllerSpec)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ReplicationController:
+        return decode_object(cls, "replicationcontroller", data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode(self)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class SelectorSpec:
+    selector: LabelSelector | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class ReplicaSet:
+    api_version: str = attrs.field(default="apps/v1", metadata={"json": "apiVersion"})
+    kind: str = "ReplicaSet"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: SelectorSpec = attrs.field(factory=SelectorSpec)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ReplicaSet:
+        return decode_object(cls, "replicaset", data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode(self)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class StatefulSet:
+    api_version: str = attrs.field(default="apps/v1", metadata={"json": "apiVersion"})
+    kind: str = "StatefulSet"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: SelectorSpec = attrs.field(factory=SelectorSpec)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> StatefulSet:
+        return decode_object(cls, "statefulset", data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode(self)

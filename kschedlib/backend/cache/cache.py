@@ -1,0 +1,515 @@
+"""Cache: the scheduler's live, pod-centred view of the cluster (backend/cache/cache.go).
+
+NodeInfos sit in a doubly linked list ordered by generation (most recently changed first),
+so ``update_snapshot`` copies only what changed since the snapshot was taken.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Protocol
+
+import attrs
+
+from kschedlib.api.node import Node
+from kschedlib.api.pod import Pod
+from kschedlib.backend.cache.node_tree import NodeTree
+from kschedlib.errors import CacheError
+from kschedlib.framework.types import HostPortInfo, ImageStateSummary, NodeInfo
+
+if TYPE_CHECKING:
+    from kschedlib.backend.snapshot import Snapshot
+
+__all__ = ["Cache", "Clock", "Dump", "InconsistentSnapshotError"]
+
+
+class Clock(Protocol):
+    def now(self) -> float: ...
+
+
+class _WallClock:
+    __slots__ = ()
+
+    def now(self) -> float:
+        return time.time()
+
+
+class InconsistentSnapshotError(CacheError):
+    """The snapshot was out of step with the cache; it has been repaired, but this cycle fails."""
+
+
+class _ImageState:
+    """One image across the cluster: its size (from the first node reporting it) and nodes."""
+
+    __slots__ = ("size", "nodes", "_summary")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.nodes: set[str] = set()
+        self._summary: ImageStateSummary | None = None
+
+    def summary(self) -> ImageStateSummary:
+        """The summary as a snapshot sees it now (NumNodes counted at copy time, as Go does)."""
+        s = self._summary
+        if s is None or s.num_nodes != len(self.nodes):
+            s = self._summary = ImageStateSummary(self.size, len(self.nodes))
+        return s
+
+
+class _NodeItem:
+    """A NodeInfo in the most-recently-updated list, with the image names of its node."""
+
+    __slots__ = ("name", "info", "next", "prev", "images")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.info = NodeInfo()
+        self.next: _NodeItem | None = None
+        self.prev: _NodeItem | None = None
+        self.images: tuple[str, ...] = ()
+
+
+class _PodState:
+    __slots__ = ("pod", "deadline", "binding_finished")
+
+    def __init__(self, pod: Pod) -> None:
+        self.pod = pod
+        self.deadline: float | None = None
+        self.binding_finished = False
+
+
+@attrs.define(slots=True, frozen=True)
+class Dump:
+    """A debugging copy of the cache: every NodeInfo (ghosts included) and the assumed keys."""
+
+    nodes: dict[str, NodeInfo]
+    assumed_pods: frozenset[str]
+
+
+def _pod_ref(pod: Pod) -> str:
+    """``uid(ns/name)`` as kube-scheduler prints a pod, or just ``ns/name`` without a UID."""
+    key = pod.uid
+    ref = pod.key
+    return ref if key == ref else f"{key}({ref})"
+
+
+def copy_node_info(dst: NodeInfo, src: NodeInfo) -> None:
+    """Overwrite ``dst`` in place with a snapshot copy of ``src`` (PodInfos are shared, the
+    aggregates copied), so references to ``dst`` stay valid. Image states are not copied."""
+    dst._node = src._node
+    dst.pods = src.pods.copy()
+    dst.pods_with_affinity = src.pods_with_affinity.copy()
+    dst.pods_with_required_anti_affinity = src.pods_with_required_anti_affinity.copy()
+    ports = src.used_ports
+    if ports:
+        dst.used_ports = ports.copy()
+    else:
+        dst.used_ports = HostPortInfo()
+    dst.requested = src.requested.clone()
+    dst.non_zero_requested = src.non_zero_requested.clone()
+    dst.allocatable = src.allocatable.clone()
+    dst.pvc_ref_counts = src.pvc_ref_counts.copy()
+    dst.generation = src.generation
+
+
+# Slots copy_node_info fills, plus image_states filled by the cache; a test checks that this
+# covers NodeInfo.__slots__ so a new NodeInfo field cannot be silently left out of snapshots.
+COPIED_NODE_INFO_SLOTS = frozenset(
+    (
+        "_node",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "used_ports",
+        "requested",
+        "non_zero_requested",
+        "allocatable",
+        "pvc_ref_counts",
+        "generation",
+        "image_states",
+    )
+)
+
+
+class Cache:
+    """Pods (assumed and confirmed) aggregated per node, nodes in a zone-ordered tree, and the
+    incremental snapshot machinery. Invalid transitions raise CacheError and change nothing.
+
+    ``ttl`` (seconds) expires assumed pods whose binding finished; 0 means never (the default).
+    """
+
+    __slots__ = ("_ttl", "_clock", "_assumed", "_pod_states", "_nodes", "_head", "_tree", "_images")
+
+    def __init__(self, ttl: float = 0.0, clock: Clock | None = None) -> None:
+        if ttl < 0:
+            raise ValueError(f"ttl must be >= 0, got {ttl}")
+        self._ttl = ttl
+        self._clock: Clock = clock if clock is not None else _WallClock()
+        self._assumed: set[str] = set()
+        self._pod_states: dict[str, _PodState] = {}
+        self._nodes: dict[str, _NodeItem] = {}
+        self._head: _NodeItem | None = None
+        self._tree = NodeTree()
+        self._images: dict[str, _ImageState] = {}
+
+    # ---- most-recently-updated list -------------------------------------------------------
+
+    def _item(self, name: str) -> _NodeItem:
+        item = self._nodes.get(name)
+        if item is None:
+            item = self._nodes[name] = _NodeItem(name)
+        return item
+
+    def _move_to_head(self, item: _NodeItem) -> None:
+        head = self._head
+        if item is head:
+            return
+        prev, nxt = item.prev, item.next
+        if prev is not None:
+            prev.next = nxt
+        if nxt is not None:
+            nxt.prev = prev
+        if head is not None:
+            head.prev = item
+        item.next = head
+        item.prev = None
+        self._head = item
+
+    def _unlink(self, item: _NodeItem) -> None:
+        prev, nxt = item.prev, item.next
+        if prev is not None:
+            prev.next = nxt
+        if nxt is not None:
+            nxt.prev = prev
+        if item is self._head:
+            self._head = nxt
+        item.prev = item.next = None
+        del self._nodes[item.name]
+
+    # ---- pods -----------------------------------------------------------------------------
+
+    def _add_pod(self, pod: Pod, assumed: bool) -> None:
+        item = self._item(pod.spec.node_name)
+        item.info.add_pod(pod)
+        self._move_to_head(item)
+        key = pod.uid
+        self._pod_states[key] = _PodState(pod)
+        if assumed:
+            self._assumed.add(key)
+
+    def _remove_pod(self, cached: Pod) -> None:
+        """Remove a cached pod (the object the cache holds) from its node and the cache."""
+        item = self._nodes.get(cached.spec.node_name)
+        if item is not None:
+            info = item.info
+            info.remove_pod(cached)
+            if not info.pods and info.node is None:
+                self._unlink(item)
+            else:
+                self._move_to_head(item)
+        key = cached.uid
+        del self._pod_states[key]
+        self._assumed.discard(key)
+
+    def assume_pod(self, pod: Pod) -> None:
+        """Account the pod on ``spec.node_name`` at once, before its binding is confirmed."""
+        key = pod.uid
+        if key in self._pod_states:
+            raise CacheError(f"pod {_pod_ref(pod)} is in the cache, so can't be assumed")
+        if not pod.spec.node_name:
+            raise CacheError(f"pod {_pod_ref(pod)} has no spec.nodeName, so can't be assumed")
+        self._add_pod(pod, assumed=True)
+
+    def finish_binding(self, pod: Pod, now: float | None = None) -> None:
+        """Mark an assumed pod's binding as finished, starting its TTL (no-op otherwise)."""
+        key = pod.uid
+        ps = self._pod_states.get(key)
+        if ps is None or key not in self._assumed:
+            return
+        if self._ttl == 0:
+            ps.deadline = None
+        else:
+            ps.deadline = (self._clock.now() if now is None else now) + self._ttl
+        ps.binding_finished = True
+
+    def forget_pod(self, pod: Pod) -> None:
+        """Undo assume_pod: only an assumed pod, and only on the node it was assumed on."""
+        key = pod.uid
+        ps = self._pod_states.get(key)
+        if ps is not None and ps.pod.spec.node_name != pod.spec.node_name:
+            raise CacheError(
+                f'pod {_pod_ref(pod)} is in the cache on node "{ps.pod.spec.node_name}", '
+                f'not on "{pod.spec.node_name}", so it cannot be forgotten'
+            )
+        if ps is None or key not in self._assumed:
+            raise CacheError(f"pod {_pod_ref(pod)} wasn't assumed so cannot be forgotten")
+        self._remove_pod(ps.pod)
+
+    def add_pod(self, pod: Pod) -> None:
+        """A bound pod appeared: confirms an assumed pod (taking the new object, even on
+        another node) or adds a pod the scheduler did not assume."""
+        key = pod.uid
+        ps = self._pod_states.get(key)
+        if ps is not None and key not in self._assumed:
+            raise CacheError(f"pod {_pod_ref(pod)} was already in added state")
+        if not pod.spec.node_name:
+            raise CacheError(f"pod {_pod_ref(pod)} has no spec.nodeName, so can't be added")
+        if ps is not None:
+            self._remove_pod(ps.pod)
+        self._add_pod(pod, assumed=False)
+
+    def update_pod(self, old_pod: Pod, new_pod: Pod) -> None:
+        """Replace a confirmed pod by its new version on the same node."""
+        key = old_pod.uid
+        ps = self._pod_states.get(key)
+        if ps is None:
+            raise CacheError(
+                f"pod {_pod_ref(old_pod)} is not added to scheduler cache, so cannot be updated"
+            )
+        if key in self._assumed:
+            raise CacheError(f"assumed pod {_pod_ref(old_pod)} should not be updated")
+        if new_pod.uid != key:
+            raise CacheError(
+                f"pod {_pod_ref(old_pod)} cannot be updated to pod {_pod_ref(new_pod)}: "
+                "the UIDs differ"
+            )
+        cached_node = ps.pod.spec.node_name
+        if new_pod.spec.node_name != cached_node:
+            raise CacheError(
+                f'pod {_pod_ref(old_pod)} updated on node "{new_pod.spec.node_name}", '
+                f'different from the node it was added to ("{cached_node}")'
+            )
+        self._remove_pod(ps.pod)
+        self._add_pod(new_pod, assumed=False)
+
+    def remove_pod(self, pod: Pod) -> None:
+        """Remove a pod (confirmed or assumed); an empty spec.nodeName matches any node."""
+        key = pod.uid
+        ps = self._pod_states.get(key)
+        if ps is None:
+            raise CacheError(
+                f"pod {_pod_ref(pod)} is not found in scheduler cache, so cannot be removed from it"
+            )
+        cached_node = ps.pod.spec.node_name
+        if pod.spec.node_name and pod.spec.node_name != cached_node:
+            raise CacheError(
+                f'pod {_pod_ref(pod)} is cached on node "{cached_node}", '
+                f'not on "{pod.spec.node_name}", so it cannot be removed'
+            )
+        self._remove_pod(ps.pod)
+
+    def is_assumed_pod(self, pod: Pod) -> bool:
+        return pod.uid in self._assumed
+
+    def get_pod(self, pod: Pod) -> Pod:
+        """The cached version of the pod (possibly on a node already deleted)."""
+        ps = self._pod_states.get(pod.uid)
+        if ps is None:
+            raise CacheError(f"pod {_pod_ref(pod)} does not exist in scheduler cache")
+        return ps.pod
+
+    def cleanup_assumed_pods(self) -> list[Pod]:
+        """Expire assumed pods past their deadline by the injected clock; returns them."""
+        return self.cleanup_expired_assumed_pods(self._clock.now())
+
+    def cleanup_expired_assumed_pods(self, now: float) -> list[Pod]:
+        """Remove assumed pods whose binding finished and whose deadline is before ``now``."""
+        if self._ttl == 0:
+            return []
+        expired: list[Pod] = []
+        for key in list(self._assumed):
+            ps = self._pod_states[key]
+            if ps.binding_finished and ps.deadline is not None and now > ps.deadline:
+                self._remove_pod(ps.pod)
+                expired.append(ps.pod)
+        return expired
+
+    # ---- nodes ----------------------------------------------------------------------------
+
+    def _add_images(self, item: _NodeItem, node: Node) -> None:
+        table = self._images
+        name = item.name
+        names: dict[str, None] = {}
+        for image in node.status.images:
+            for image_name in image.names:
+                state = table.get(image_name)
+                if state is None:
+                    state = table[image_name] = _ImageState(image.size_bytes)
+                state.nodes.add(name)
+                names[image_name] = None
+        item.images = tuple(names)
+
+    def _remove_images(self, item: _NodeItem) -> None:
+        table = self._images
+        for image_name in item.images:
+            state = table.get(image_name)
+            if state is not None:
+                state.nodes.discard(item.name)
+                if not state.nodes:
+                    del table[image_name]
+        item.images = ()
+
+    def add_node(self, node: Node) -> NodeInfo:
+        """Add (or re-add) a node; returns a snapshot copy of its NodeInfo."""
+        item = self._item(node.metadata.name)
+        self._remove_images(item)
+        self._move_to_head(item)
+        self._tree.add_node(node)
+        self._add_images(item, node)
+        item.info.set_node(node)
+        return self._copy(item)
+
+    def update_node(self, old_node: Node | None, new_node: Node) -> NodeInfo:
+        """Replace a node's object (moving it in the tree when its zone changed)."""
+        name = new_node.metadata.name
+        if old_node is not None and old_node.metadata.name != name:
+            raise CacheError(
+                f'node "{old_node.metadata.name}" cannot be updated to node "{name}": '
+                "the names differ"
+            )
+        item = self._item(name)
+        self._remove_images(item)
+        self._move_to_head(item)
+        self._tree.update_node(old_node, new_node)
+        self._add_images(item, new_node)
+        item.info.set_node(new_node)
+        return self._copy(item)
+
+    def remove_node(self, node: Node | str) -> None:
+        """Remove a node; a NodeInfo without node (a ghost) stays while pods remain on it."""
+        name = node if isinstance(node, str) else node.metadata.name
+        item = self._nodes.get(name)
+        if item is None:
+            raise CacheError(f'node "{name}" is not found')
+        if name not in self._tree:
+            raise CacheError(
+                f'node "{name}" is not found: it was already removed '
+                f"({len(item.info.pods)} pods are still cached on it)"
+            )
+        item.info.remove_node()
+        if item.info.pods:
+            self._move_to_head(item)
+        else:
+            self._unlink(item)
+        self._tree.remove_node(name)
+        self._remove_images(item)
+
+    def get_node(self, name: str) -> NodeInfo:
+        """A snapshot copy of a node's NodeInfo (ghosts included); for tests and debugging."""
+        item = self._nodes.get(name)
+        if item is None:
+            raise CacheError(f'node "{name}" does not exist in scheduler cache')
+        return self._copy(item)
+
+    def node_count(self) -> int:
+        """NodeInfos in the cache, ghosts included."""
+        return len(self._nodes)
+
+    def pod_count(self) -> int:
+        """Pods in the cache, including those on ghost nodes."""
+        return sum(len(item.info.pods) for item in self._nodes.values())
+
+    def node_names(self) -> list[str]:
+        """Names of the nodes in the node tree, in snapshot (round-robin by zone) order."""
+        return self._tree.list()
+
+    def dump(self) -> Dump:
+        return Dump(
+            nodes={name: self._copy(item) for name, item in self._nodes.items()},
+            assumed_pods=frozenset(self._assumed),
+        )
+
+    # ---- snapshots ------------------------------------------------------------------------
+
+    def _copy(self, item: _NodeItem) -> NodeInfo:
+        dst = NodeInfo.__new__(NodeInfo)
+        self._copy_into(dst, item)
+        return dst
+
+    def _copy_into(self, dst: NodeInfo, item: _NodeItem) -> None:
+        copy_node_info(dst, item.info)
+        images = item.images
+        if images:
+            table = self._images
+            dst.image_states = {name: table[name].summary() for name in images}
+        else:
+            dst.image_states = {}
+
+    def update_snapshot(self, snapshot: Snapshot) -> None:
+        """Bring ``snapshot`` up to date, copying only NodeInfos changed since its generation.
+
+        Entries are updated in place. The node list is rebuilt (in node-tree order) only when
+        the set of nodes changed; the affinity lists and used-PVC set only when they may have.
+        Raises InconsistentSnapshotError, after repairing the snapshot, when it was out of step.
+        """
+        generation = snapshot.generation
+        node_map = snapshot.node_info_map
+        update_all = update_affinity = update_anti_affinity = update_pvcs = False
+        item = self._head
+        while item is not None:
+            info = item.info
+            if info.generation <= generation:
+                break
+            node = info.node
+            if node is not None:
+                name = node.metadata.name
+                existing = node_map.get(name)
+                if existing is None:
+                    update_all = True
+                    existing = node_map[name] = NodeInfo()
+                if bool(existing.pods_with_affinity) != bool(info.pods_with_affinity):
+                    update_affinity = True
+                if bool(existing.pods_with_required_anti_affinity) != bool(
+                    info.pods_with_required_anti_affinity
+                ):
+                    update_anti_affinity = True
+                if not update_pvcs:
+                    old, new = existing.pvc_ref_counts, info.pvc_ref_counts
+                    if len(old) != len(new) or any(k not in old for k in new):
+                        update_pvcs = True
+                self._copy_into(existing, item)
+            item = item.next
+        head = self._head
+        if head is not None:
+            snapshot.generation = head.info.generation
+
+        tree = self._tree
+        if len(node_map) > tree.num_nodes:
+            self._remove_deleted_nodes(snapshot)
+            update_all = True
+        if update_all or update_affinity or update_anti_affinity or update_pvcs:
+            self._update_lists(snapshot, update_all)
+
+        if len(snapshot.node_info_list) != tree.num_nodes:
+            msg = (
+                "snapshot state is not consistent, length of NodeInfoList="
+                f"{len(snapshot.node_info_list)} not equal to length of nodes in tree="
+                f"{tree.num_nodes}, length of NodeInfoMap={len(node_map)}, "
+                f"length of nodes in cache={len(self._nodes)}, trying to recover"
+            )
+            self._update_lists(snapshot, True)
+            raise InconsistentSnapshotError(msg)
+
+    def _remove_deleted_nodes(self, snapshot: Snapshot) -> None:
+        node_map = snapshot.node_info_map
+        to_delete = len(node_map) - self._tree.num_nodes
+        for name in list(node_map):
+            if to_delete <= 0:
+                break
+            item = self._nodes.get(name)
+            if item is None or item.info.node is None:
+                del node_map[name]
+                to_delete -= 1
+
+    def _update_lists(self, snapshot: Snapshot, update_all: bool) -> None:
+        if update_all:
+            node_map = snapshot.node_info_map
+            infos: list[NodeInfo] = []
+            for name in self._tree.list():
+                ni = node_map.get(name)
+                if ni is None:
+                    # Only a snapshot out of step with this cache lacks a tree node: copy it.
+                    ni = node_map[name] = self._copy(self._nodes[name])
+                infos.append(ni)
+            snapshot.node_info_list = infos
+        snapshot.rebuild_lists()

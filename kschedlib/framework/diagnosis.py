@@ -1,0 +1,110 @@
+"""NodeToStatus, Diagnosis and FitError: why a pod did not fit, in kube-scheduler's words."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+
+from kschedlib.api.pod import Pod
+from kschedlib.errors import KSchedError
+from kschedlib.framework.interface import NodeInfoLister
+from kschedlib.framework.status import Code, Status
+
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+
+
+class NodeToStatus:
+    """Filter verdicts per node; nodes not listed get ``absent_nodes_status``."""
+
+    __slots__ = ("_statuses", "absent_nodes_status")
+
+    def __init__(self) -> None:
+        self._statuses: dict[str, Status] = {}
+        self.absent_nodes_status: Status = Status(Code.UnschedulableAndUnresolvable)
+
+    def get(self, node_name: str) -> Status:
+        return self._statuses.get(node_name, self.absent_nodes_status)
+
+    def set(self, node_name: str, status: Status) -> None:
+        self._statuses[node_name] = status
+
+    def __len__(self) -> int:
+        return len(self._statuses)
+
+    def items(self) -> Iterator[tuple[str, Status]]:
+        return iter(self._statuses.items())
+
+    def explicit(self) -> dict[str, Status]:
+        return dict(self._statuses)
+
+    def nodes_for_status_code(self, lister: NodeInfoLister, code: Code) -> list:  # type: ignore[type-arg]
+        """Nodes whose status (explicit or absent) has ``code``, in the lister's order."""
+        if self.absent_nodes_status.code == code:
+            return [n for n in lister.list() if self.get(n.name).code == code]
+        out = []
+        for name, st in self._statuses.items():
+            if st.code == code:
+                try:
+                    out.append(lister.get(name))
+                except KeyError:
+                    continue
+        return out
+
+
+@attrs.define(slots=True)
+class Diagnosis:
+    node_to_status: NodeToStatus = attrs.field(factory=NodeToStatus)
+    unschedulable_plugins: set[str] = attrs.field(factory=set)
+    pending_plugins: set[str] = attrs.field(factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def add_plugin_status(self, status: Status) -> None:
+        if not status.plugin:
+            return
+        if status.code == Code.Pending:
+            self.pending_plugins.add(status.plugin)
+        elif status.is_rejected():
+            self.unschedulable_plugins.add(status.plugin)
+
+
+class FitError(KSchedError):
+    """The pod fits on no node; ``str()`` is the FailedScheduling message, verbatim."""
+
+    def __init__(self, pod: Pod, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+        super().__init__()
+
+    def __str__(self) -> str:
+        return self.message()
+
+    def message(self) -> str:
+        d = self.diagnosis
+        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            histogram: dict[str, int] = {}
+            for _, st in d.node_to_status.items():
+                for r in st.reasons:
+                    histogram[r] = histogram.get(r, 0) + 1
+            absent = self.num_all_nodes - len(d.node_to_status)
+            if absent > 0:
+                for r in d.node_to_status.absent_nodes_status.reasons:
+                    histogram[r] = histogram.get(r, 0) + absent
+            parts = sorted(f"{n} {r}" for r, n in histogram.items())
+            if parts:
+                msg += " " + ", ".join(parts) + "."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}."
+        return msg
+
+
+class NoNodesAvailableError(KSchedError):
+    """The cluster has no nodes (ErrNoNodesAvailable)."""
+
+    def __init__(self) -> None:
+        super().__init__("no nodes available to schedule pods")

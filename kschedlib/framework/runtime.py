@@ -1,0 +1,645 @@
+"""The framework runtime: a profile's plugins wired into extension points, run with
+kube-scheduler v1.35's semantics. A Framework is also the Handle its plugins receive."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from kschedlib.api.pod import Pod, pod_priority
+from kschedlib.config.types import EXTENSION_POINTS, PluginRef, Profile
+from kschedlib.errors import ConfigError
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.events import ClusterEventWithHint
+from kschedlib.framework.handle import FakeClock, NoopHostHooks, ObjectStore
+from kschedlib.framework.interface import (
+    MAX_NODE_SCORE,
+    MAX_TOTAL_SCORE,
+    MIN_NODE_SCORE,
+    NodeScore,
+    NodeToStatusReader,
+    PostFilterResult,
+    PreFilterResult,
+    SharedLister,
+)
+from kschedlib.framework.registry import Registry
+from kschedlib.framework.status import SKIP, Code, Status
+from kschedlib.framework.types import NodeInfo, PodInfo
+from kschedlib.framework.waiting_pods import WaitingPod, WaitingPodsMap
+
+# Method that makes a plugin implement each extension point.
+POINT_METHODS: Mapping[str, str] = {
+    "pre_enqueue": "pre_enqueue",
+    "queue_sort": "less",
+    "pre_filter": "pre_filter",
+    "filter": "filter",
+    "post_filter": "post_filter",
+    "pre_score": "pre_score",
+    "score": "score",
+    "reserve": "reserve",
+    "permit": "permit",
+    "pre_bind": "pre_bind",
+    "bind": "bind",
+    "post_bind": "post_bind",
+}
+
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+
+@attrs.define(slots=True)
+class PluginScore:
+    name: str
+    score: int
+
+
+@attrs.define(slots=True)
+class NodePluginScores:
+    """A node's weighted score per plugin and their total."""
+
+    name: str
+    scores: list[PluginScore]
+    total_score: int
+
+
+@attrs.define(slots=True)
+class ScoreBreakdown:
+    """Raw and normalized per-plugin scores (node order as given), for explanations."""
+
+    plugins: list[str]
+    weights: dict[str, int]
+    raw: dict[str, list[int]]
+    normalized: dict[str, list[int]]
+
+
+class Nominator:
+    """What the framework needs from the queue's nominator."""
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return []
+
+
+def _implements(plugin: Any, point: str) -> bool:
+    return callable(getattr(plugin, POINT_METHODS[point], None))
+
+
+def _ok(status: Status | None) -> bool:
+    return status is None or status.code == Code.Success
+
+
+class Framework:
+    """One profile's plugins, run per extension point (frameworkImpl)."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        registry: Registry,
+        *,
+        objects: ObjectStore | None = None,
+        clock: Any = None,
+        host: Any = None,
+        binder: Any = None,
+        nominator: Any = None,
+        percentage_of_nodes_to_score: int | None = None,
+        snapshot: SharedLister | None = None,
+    ) -> None:
+        self.profile = profile
+        self.profile_name = profile.scheduler_name
+        self.objects = objects if objects is not None else ObjectStore()
+        self.clock = clock if clock is not None else FakeClock()
+        self.host = host if host is not None else NoopHostHooks()
+        self.binder = binder
+        self.nominator: Any = nominator if nominator is not None else Nominator()
+        self.waiting_pods = WaitingPodsMap()
+        self._snapshot: SharedLister | None = snapshot
+        pct = profile.percentage_of_nodes_to_score
+        self.percentage_of_nodes_to_score = pct if pct is not None else percentage_of_nodes_to_score
+
+        self.plugins: dict[str, Any] = {}
+        needed = self._plugins_needed()
+        for name in needed:
+            spec = registry.get(name)
+            if spec is None:
+                continue  # reported as "does not exist" when lists are built
+            try:
+                plugin = spec.factory(profile.args_for(name), self)
+            except ConfigError:
+                raise
+            except Exception as exc:
+                raise ConfigError(
+                    f'profile "{self.profile_name}": initializing plugin "{name}": {exc}'
+                ) from exc
+            self.plugins[name] = plugin
+
+        self.points: dict[str, list[Any]] = {p: [] for p in EXTENSION_POINTS}
+        for point in EXTENSION_POINTS:
+            self._update_plugin_list(point)
+        if profile.plugins.multi_point.enabled:
+            self._expand_multi_point()
+        self.score_weights = self._score_weights()
+        if not self.points["queue_sort"]:
+            raise ConfigError(f'profile "{self.profile_name}": no queue sort plugin is enabled')
+        if len(self.points["queue_sort"]) > 1:
+            raise ConfigError(
+                f'profile "{self.profile_name}": only one queue sort plugin can be enabled'
+            )
+        if not self.points["bind"]:
+            raise ConfigError(f'profile "{self.profile_name}": at least one bind plugin is needed')
+
+        self.pre_enqueue_plugins = self.points["pre_enqueue"]
+        self.pre_filter_plugins = self.points["pre_filter"]
+        self.filter_plugins = self.points["filter"]
+        self.post_filter_plugins = self.points["post_filter"]
+        self.pre_score_plugins = self.points["pre_score"]
+        self.score_plugins = self.points["score"]
+        self.reserve_plugins = self.points["reserve"]
+        self.permit_plugins = self.points["permit"]
+        self.pre_bind_plugins = self.points["pre_bind"]
+        self.bind_plugins = self.points["bind"]
+        self.post_bind_plugins = self.points["post_bind"]
+        self.enqueue_extensions = [
+            p for p in self.plugins.values() if callable(getattr(p, "events_to_register", None))
+        ]
+
+    # --- construction -------------------------------------------------------------------
+
+    def _plugins_needed(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for point in (*EXTENSION_POINTS, "multi_point"):
+            for p in self.profile.plugins.point(point).enabled:
+                seen.setdefault(p.name, None)
+        return list(seen)
+
+    def _get(self, name: str, point: str) -> Any:
+        plugin = self.plugins.get(name)
+        if plugin is None:
+            raise ConfigError(
+                f'profile "{self.profile_name}": {_point_type(point)} "{name}" does not exist'
+            )
+        return plugin
+
+    def _update_plugin_list(self, point: str) -> None:
+        target = self.points[point]
+        names: set[str] = set()
+        for ref in self.profile.plugins.point(point).enabled:
+            plugin = self._get(ref.name, point)
+            if not _implements(plugin, point):
+                raise ConfigError(
+                    f'profile "{self.profile_name}": plugin "{ref.name}" does not extend '
+                    f"{_point_type(point)} plugin"
+                )
+            if ref.name in names:
+                raise ConfigError(
+                    f'profile "{self.profile_name}": plugin "{ref.name}" already registered as '
+                    f'"{_point_type(point)}"'
+                )
+            names.add(ref.name)
+            target.append(plugin)
+
+    def _expand_multi_point(self) -> None:
+        """expandMultiPointPlugins: overrides first, then multiPoint, then specific plugins."""
+        for point in EXTENSION_POINTS:
+            pset = self.profile.plugins.point(point)
+            enabled = [p.name for p in pset.enabled]
+            disabled = pset.disabled_names()
+            if "*" in disabled:
+                continue
+            multi: list[str] = []
+            overrides: list[str] = []
+            for ref in self.profile.plugins.multi_point.enabled:
+                plugin = self._get(ref.name, point)
+                if not _implements(plugin, point) or ref.name in disabled:
+                    continue
+                if ref.name in enabled:
+                    overrides.append(ref.name)
+                    continue
+                if ref.name in multi:
+                    raise ConfigError(
+                        f'profile "{self.profile_name}": plugin "{ref.name}" already registered '
+                        f'as "{_point_type(point)}"'
+                    )
+                multi.append(ref.name)
+            order: dict[str, None] = {}
+            for name in (*overrides, *multi, *enabled):
+                order.setdefault(name, None)
+            self.points[point] = [self.plugins[n] for n in order]
+
+    def _score_weights(self) -> dict[str, int]:
+        weights: dict[str, int] = {}
+        total = 0
+        refs: list[PluginRef] = [
+            *self.profile.plugins.score.enabled,
+            *self.profile.plugins.multi_point.enabled,
+        ]
+        for ref in refs:
+            plugin = self.plugins.get(ref.name)
+            if plugin is None or not _implements(plugin, "score") or ref.name in weights:
+                continue
+            w = ref.weight or 1
+            weights[ref.name] = w
+            if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
+                raise ConfigError("total score of Score plugins could overflow")
+            total += w * MAX_NODE_SCORE
+        return weights
+
+    # --- handle -------------------------------------------------------------------------
+
+    def snapshot_shared_lister(self) -> SharedLister:
+        if self._snapshot is None:
+            raise RuntimeError("no snapshot set on the framework")
+        return self._snapshot
+
+    def set_snapshot(self, snapshot: SharedLister) -> None:
+        self._snapshot = snapshot
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
+        self.waiting_pods.iterate(callback)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        result: list[PodInfo] = self.nominator.nominated_pods_for_node(node_name)
+        return result
+
+    def list_plugins(self) -> dict[str, list[str]]:
+        return {point: [p.name for p in pls] for point, pls in self.points.items() if pls}
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter_plugins)
+
+    def queue_sort_less(self) -> Callable[[Any, Any], bool]:
+        less: Callable[[Any, Any], bool] = self.points["queue_sort"][0].less
+        return less
+
+    def events_to_register(self) -> list[tuple[str, ClusterEventWithHint]]:
+        """(plugin name, event with hint) for every EnqueueExtensions plugin."""
+        out = []
+        for p in self.enqueue_extensions:
+            for ev in p.events_to_register():
+                out.append((p.name, ev))
+        return out
+
+    # --- PreEnqueue ---------------------------------------------------------------------
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
+        for pl in self.pre_enqueue_plugins:
+            st = pl.pre_enqueue(pod)
+            if not _ok(st):
+                assert st is not None
+                return st.with_plugin(pl.name)
+        return None
+
+    # --- PreFilter ----------------------------------------------------------------------
+
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """Returns (result, status, plugins that narrowed the node set)."""
+        nodes = self.snapshot_shared_lister().node_infos().list()
+        result: PreFilterResult | None = None
+        plugins_with_nodes: set[str] = set()
+        skip: set[str] = set()
+        return_status: Status | None = None
+        try:
+            for pl in self.pre_filter_plugins:
+                r, s = pl.pre_filter(state, pod, nodes)
+                if s is not None and s.code == Code.Skip:
+                    skip.add(pl.name)
+                    continue
+                if not _ok(s):
+                    assert s is not None
+                    s = s.with_plugin(pl.name)
+                    if s.code == Code.UnschedulableAndUnresolvable:
+                        return None, s, set()
+                    if s.code == Code.Unschedulable:
+                        return_status = s
+                        continue
+                    return (
+                        None,
+                        Status.error(
+                            f'running PreFilter plugin "{pl.name}": {s.message()}', pl.name
+                        ),
+                        set(),
+                    )
+                if r is not None and not r.all_nodes():
+                    plugins_with_nodes.add(pl.name)
+                result = r if result is None else result.merge(r)
+                if result is not None and not result.all_nodes() and not result.node_names:
+                    names = sorted(plugins_with_nodes)
+                    if len(names) == 1:
+                        msg = f"node(s) didn't satisfy plugin {names[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                    return result, Status(Code.UnschedulableAndUnresolvable, (msg,)), plugins_with_nodes
+            return result, return_status, plugins_with_nodes
+        finally:
+            state.skip_filter_plugins = skip
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        for pl in self.pre_filter_plugins:
+            ext = pl.pre_filter_extensions()
+            if ext is None or pl.name in state.skip_filter_plugins:
+                continue
+            st = ext.add_pod(state, pod, pod_info_to_add, node_info)
+            if not _ok(st):
+                assert st is not None
+                return Status.error(
+                    f'running AddPod on PreFilter plugin "{pl.name}": {st.message()}', pl.name
+                )
+        return None
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        for pl in self.pre_filter_plugins:
+            ext = pl.pre_filter_extensions()
+            if ext is None or pl.name in state.skip_filter_plugins:
+                continue
+            st = ext.remove_pod(state, pod, pod_info_to_remove, node_info)
+            if not _ok(st):
+                assert st is not None
+                return Status.error(
+                    f'running RemovePod on PreFilter plugin "{pl.name}": {st.message()}', pl.name
+                )
+        return None
+
+    # --- Filter -------------------------------------------------------------------------
+
+    def filter_functions(self, state: CycleState) -> list[tuple[str, Any]]:
+        """The (name, bound filter) pairs to run this cycle, PreFilter skips removed."""
+        skip = state.skip_filter_plugins
+        return [(pl.name, pl.filter) for pl in self.filter_plugins if pl.name not in skip]
+
+    def run_filter_plugins(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        filters: Sequence[tuple[str, Any]] | None = None,
+    ) -> Status | None:
+        if filters is None:
+            filters = self.filter_functions(state)
+        for name, fn in filters:
+            st = fn(state, pod, node_info)
+            if st is not None and st.code != Code.Success:
+                if not st.is_rejected():
+                    st = Status.error(f'running "{name}" filter plugin: {st.message()}', name)
+                return st.with_plugin(name)
+        return None
+
+    def run_filter_plugins_with_nominated_pods(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        filters: Sequence[tuple[str, Any]] | None = None,
+    ) -> Status | None:
+        """Filters twice when equal-or-higher priority pods are nominated to the node: with them
+        treated as running, then (if that passed) without them."""
+        nominated = self.nominator.nominated_pods_for_node(node_info.name)
+        if not nominated:
+            return self.run_filter_plugins(state, pod, node_info, filters)
+        added, state_out, node_out, err = self._add_ge_nominated_pods(
+            state, pod, node_info, nominated
+        )
+        if err is not None:
+            return err
+        if not added:
+            return self.run_filter_plugins(state, pod, node_info, filters)
+        st = self.run_filter_plugins(state_out, pod, node_out, self.filter_functions(state_out))
+        if not _ok(st):
+            return st
+        return self.run_filter_plugins(state, pod, node_info, filters)
+
+    def _add_ge_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, nominated: list[PodInfo]
+    ) -> tuple[bool, CycleState, NodeInfo, Status | None]:
+        prio = pod_priority(pod)
+        node_out: NodeInfo | None = None
+        state_out: CycleState | None = None
+        for pi in nominated:
+            if pod_priority(pi.pod) >= prio and pi.pod.uid != pod.uid:
+                if node_out is None or state_out is None:
+                    node_out = node_info.clone()
+                    state_out = state.clone()
+                node_out.add_pod(pi)
+                st = self.run_pre_filter_extension_add_pod(state_out, pod, pi, node_out)
+                if not _ok(st):
+                    return False, state, node_info, st
+        if node_out is None or state_out is None:
+            return False, state, node_info, None
+        return True, state_out, node_out, None
+
+    # --- PostFilter ---------------------------------------------------------------------
+
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatusReader
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.post_filter_plugins:
+            r, s = pl.post_filter(state, pod, statuses)
+            if _ok(s):
+                return r, s
+            assert s is not None
+            if s.code == Code.UnschedulableAndUnresolvable:
+                return r, s.with_plugin(pl.name)
+            if not s.is_rejected():
+                return None, Status.error(s.as_error(), pl.name)
+            if r is not None and r.nominated_node_name:
+                result = r
+            reasons.extend(s.reasons)
+            if not rejector:
+                rejector = pl.name
+        return result, Status(Code.Unschedulable, tuple(reasons), rejector)
+
+    # --- Score --------------------------------------------------------------------------
+
+    def run_pre_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        skip: set[str] = set()
+        try:
+            for pl in self.pre_score_plugins:
+                st = pl.pre_score(state, pod, nodes)
+                if st is not None and st.code == Code.Skip:
+                    skip.add(pl.name)
+                    continue
+                if not _ok(st):
+                    assert st is not None
+                    return Status.error(f'running PreScore plugin "{pl.name}": {st.message()}')
+            return None
+        finally:
+            state.skip_score_plugins = skip
+
+    def run_score_plugins(
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        breakdown: ScoreBreakdown | None = None,
+    ) -> tuple[list[NodePluginScores], Status | None]:
+        skip = state.skip_score_plugins
+        plugins = [pl for pl in self.score_plugins if pl.name not in skip]
+        per_plugin: list[list[NodeScore]] = []
+        for pl in plugins:
+            fn = pl.score
+            scores: list[NodeScore] = []
+            append = scores.append
+            for ni in nodes:
+                s, st = fn(state, pod, ni)
+                if st is not None and st.code != Code.Success:
+                    return [], Status.error(
+                        f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}'
+                    )
+                append(NodeScore(ni.name, s))
+            per_plugin.append(scores)
+            if breakdown is not None:
+                breakdown.raw[pl.name] = [ns.score for ns in scores]
+        for pl, scores in zip(plugins, per_plugin):
+            ext = pl.score_extensions()
+            if ext is None:
+                continue
+            st = ext.normalize_score(state, pod, scores)
+            if not _ok(st):
+                assert st is not None
+                return [], Status.error(
+                    f'running Normalize on Score plugins: plugin "{pl.name}" failed with: '
+                    f"{st.message()}"
+                )
+        if breakdown is not None:
+            breakdown.plugins = [pl.name for pl in plugins]
+            breakdown.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
+            for pl, scores in zip(plugins, per_plugin):
+                breakdown.normalized[pl.name] = [ns.score for ns in scores]
+        result: list[NodePluginScores] = []
+        weights = [self.score_weights[pl.name] for pl in plugins]
+        names = [pl.name for pl in plugins]
+        for i, ni in enumerate(nodes):
+            total = 0
+            entry: list[PluginScore] = []
+            for k, scores in enumerate(per_plugin):
+                score = scores[i].score
+                if score > MAX_NODE_SCORE or score < MIN_NODE_SCORE:
+                    return [], Status.error(
+                        f'applying score defaultWeights on Score plugins: plugin "{names[k]}" '
+                        f"returns an invalid score {score}, it should in the range of "
+                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                    )
+                weighted = score * weights[k]
+                entry.append(PluginScore(names[k], weighted))
+                total += weighted
+            result.append(NodePluginScores(ni.name, entry, total))
+        return result, None
+
+    # --- Reserve / Permit ---------------------------------------------------------------
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for pl in self.reserve_plugins:
+            st = pl.reserve(state, pod, node_name)
+            if not _ok(st):
+                assert st is not None
+                if st.is_rejected():
+                    return st.with_plugin(pl.name)
+                return Status.error(f'running Reserve plugin "{pl.name}": {st.message()}', pl.name)
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for pl in reversed(self.reserve_plugins):
+            pl.unreserve(state, pod, node_name)
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Permit: a rejection or error stops at once; waits register a WaitingPod."""
+        waits: dict[str, float] = {}
+        for pl in self.permit_plugins:
+            st, timeout = pl.permit(state, pod, node_name)
+            if _ok(st):
+                continue
+            assert st is not None
+            if st.is_rejected():
+                return st.with_plugin(pl.name)
+            if st.code == Code.Wait:
+                waits[pl.name] = min(max(timeout, 0.0), MAX_PERMIT_TIMEOUT)
+                continue
+            return Status.error(f'running Permit plugin "{pl.name}": {st.message()}', pl.name)
+        if waits:
+            self.waiting_pods.add(WaitingPod(pod, waits, self.clock.now()))
+            return Status(
+                Code.Wait, ("one or more plugins asked to wait and no plugin rejected pod",)
+            )
+        return None
+
+    def wait_on_permit(self, pod: Pod) -> Status | None:
+        """The permit verdict of a waiting pod: None (allowed or never waited), a rejection,
+        or WAIT while some plugin has neither allowed nor timed out."""
+        wp = self.waiting_pods.get(pod.uid)
+        if wp is None:
+            return None
+        wp.check_timeouts(self.clock.now())
+        verdict = wp.verdict
+        if verdict is None:
+            return Status(Code.Wait)
+        self.waiting_pods.remove(pod.uid)
+        if verdict.code == Code.Success:
+            return None
+        return verdict
+
+    # --- Binding ------------------------------------------------------------------------
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for pl in self.pre_bind_plugins:
+            if pl.name in state.skip_pre_bind_plugins:
+                continue
+            st = pl.pre_bind(state, pod, node_name)
+            if not _ok(st):
+                assert st is not None
+                if st.is_rejected():
+                    return st.with_plugin(pl.name)
+                return Status.error(f'running PreBind plugin "{pl.name}": {st.message()}', pl.name)
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if not self.bind_plugins:
+            return SKIP
+        st: Status | None = SKIP
+        for pl in self.bind_plugins:
+            st = pl.bind(state, pod, node_name)
+            if st is not None and st.code == Code.Skip:
+                continue
+            if not _ok(st):
+                assert st is not None
+                if st.is_rejected():
+                    return st.with_plugin(pl.name)
+                return Status.error(f'running Bind plugin "{pl.name}": {st.message()}', pl.name)
+            return st
+        return st
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for pl in self.post_bind_plugins:
+            pl.post_bind(state, pod, node_name)
+
+
+def _point_type(point: str) -> str:
+    return "".join(p.capitalize() for p in point.split("_")) + "Plugin"
+
+
+def plugin_names(plugins: Iterable[Any]) -> list[str]:
+    return [p.name for p in plugins]

@@ -1,0 +1,82 @@
+"""Status: what a plugin says about a pod. ``None`` means success, as a nil Status in Go."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+
+class Code(enum.IntEnum):
+    """framework.Code, in kube-scheduler's order."""
+
+    Success = 0
+    Error = 1
+    Unschedulable = 2
+    UnschedulableAndUnresolvable = 3
+    Wait = 4
+    Skip = 5
+    Pending = 6
+
+
+@attrs.define(slots=True, frozen=True)
+class Status:
+    """A non-success plugin result: code, human-readable reasons and the plugin that said it.
+
+    Plugins return ``None`` on success so that the success path allocates nothing.
+    """
+
+    code: Code
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+    err: BaseException | None = attrs.field(default=None, eq=False)
+
+    @classmethod
+    def error(cls, err: BaseException | str, plugin: str = "") -> Status:
+        exc = err if isinstance(err, BaseException) else RuntimeError(err)
+        return cls(Code.Error, (str(exc),), plugin, exc)
+
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def is_success(self) -> bool:
+        return self.code == Code.Success
+
+    def is_skip(self) -> bool:
+        return self.code == Code.Skip
+
+    def is_wait(self) -> bool:
+        return self.code == Code.Wait
+
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending."""
+        return self.code in (Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Pending)
+
+    def with_plugin(self, plugin: str) -> Status:
+        return self if self.plugin == plugin else attrs.evolve(self, plugin=plugin)
+
+    def as_error(self) -> BaseException:
+        return self.err if self.err is not None else RuntimeError(self.message())
+
+    def __str__(self) -> str:
+        return f"{self.code.name}: {self.message()}" if self.reasons else self.code.name
+
+
+SKIP = Status(Code.Skip)
+WAIT = Status(Code.Wait)
+
+
+def is_success(status: Status | None) -> bool:
+    return status is None or status.code == Code.Success
+
+
+def code_of(status: Status | None) -> Code:
+    return Code.Success if status is None else status.code
+
+
+def unschedulable(*reasons: str, plugin: str = "") -> Status:
+    return Status(Code.Unschedulable, reasons, plugin)
+
+
+def unresolvable(*reasons: str, plugin: str = "") -> Status:
+    return Status(Code.UnschedulableAndUnresolvable, reasons, plugin)

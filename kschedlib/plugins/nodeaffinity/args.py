@@ -1,0 +1,114 @@
+"""NodeAffinityArgs: node affinity the scheduler adds to every pod, and its validation."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from kschedlib.api.pod import NodeAffinity as NodeAffinitySpec
+from kschedlib.api.selectors import NodeSelectorRequirement, NodeSelectorTerm
+
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+@attrs.define(slots=True, kw_only=True)
+class NodeAffinityArgs:
+    """kubescheduler.config.k8s.io/v1 NodeAffinityArgs."""
+
+    added_affinity: NodeAffinitySpec | None = None
+
+    def validate(self) -> list[tuple[str, str]]:
+        """ValidateNodeAffinityArgs: every added term must parse as kube-scheduler parses it."""
+        aff = self.added_affinity
+        if aff is None:
+            return []
+        errs: list[tuple[str, str]] = []
+        base = "addedAffinity"
+        req = aff.required
+        if req is not None:
+            p = f"{base}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+            for i, term in enumerate(req.node_selector_terms):
+                errs.extend(term_errors(term, f"{p}[{i}]"))
+        p = f"{base}.preferredDuringSchedulingIgnoredDuringExecution"
+        for i, pref in enumerate(aff.preferred):
+            if pref.weight == 0:
+                continue
+            errs.extend(term_errors(pref.preference, f"{p}[{i}]"))
+        return errs
+
+
+def _invalid(value: object, detail: str) -> str:
+    return f"Invalid value: {json.dumps(value)}: {detail}"
+
+
+def _label_key_error(key: str) -> str | None:
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return "prefix part must be a lowercase RFC 1123 subdomain"
+    if not name or len(name) > 63 or not _QUALIFIED_NAME.match(name):
+        return (
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+            "start and end with an alphanumeric character"
+        )
+    return None
+
+
+def _parses_as_int64(s: str) -> bool:
+    body = s[1:] if s[:1] in ("+", "-") else s
+    return body.isdigit() and body.isascii() and -(2**63) <= int(s) < 2**63
+
+
+def term_errors(term: NodeSelectorTerm, path: str) -> list[tuple[str, str]]:
+    """The parse errors kube-scheduler's nodeaffinity helpers report for a term (an empty
+    term selects nothing and is not an error)."""
+    errs: list[tuple[str, str]] = []
+    for i, r in enumerate(term.match_expressions):
+        errs.extend(_label_requirement_errors(r, f"{path}.matchExpressions[{i}]"))
+    for i, r in enumerate(term.match_fields):
+        p = f"{path}.matchFields[{i}]"
+        if r.operator not in ("In", "NotIn"):
+            errs.append(
+                (f"{p}.operator", f'Unsupported value: "{r.operator}": supported values: '
+                 '"In", "NotIn"')
+            )
+        elif len(r.values) != 1:
+            errs.append((f"{p}.values", _invalid(list(r.values), "must have one element")))
+    return errs
+
+
+def _label_requirement_errors(r: NodeSelectorRequirement, path: str) -> list[tuple[str, str]]:
+    errs: list[tuple[str, str]] = []
+    key_err = _label_key_error(r.key)
+    if key_err is not None:
+        errs.append((f"{path}.key", _invalid(r.key, key_err)))
+    vals: Sequence[str] = r.values
+    vp = f"{path}.values"
+    if r.operator in ("In", "NotIn"):
+        if not vals:
+            errs.append((vp, _invalid([], "for 'in', 'notin' operators, values set can't be empty")))
+    elif r.operator in ("Exists", "DoesNotExist"):
+        if vals:
+            errs.append(
+                (vp, _invalid(list(vals), "values set must be empty for exists and does not exist"))
+            )
+    else:
+        if len(vals) != 1:
+            errs.append(
+                (vp, _invalid(list(vals), "for 'Gt', 'Lt' operators, exactly one value is required"))
+            )
+        for i, v in enumerate(vals):
+            if not _parses_as_int64(v):
+                errs.append(
+                    (f"{vp}[{i}]", _invalid(v, "for 'Gt', 'Lt' operators, the value must be an integer"))
+                )
+    for i, v in enumerate(vals):
+        if len(v) > 63 or not _LABEL_VALUE.match(v):
+            errs.append((f"{vp}[{i}]", _invalid(v, "a valid label value must be 63 characters or "
+                                                   "less and consist of alphanumeric characters, "
+                                                   "'-', '_' or '.'")))
+    return errs

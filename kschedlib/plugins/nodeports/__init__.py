@@ -1,0 +1,25 @@
+"""NodePorts: a node must have the pod's host ports free."""
+
+from kschedlib.plugins.nodeports.node_ports import (
+    ERR_REASON,
+    NAME,
+    PLUGINS,
+    PRE_FILTER_STATE_KEY,
+    NodePorts,
+    fits,
+    fits_ports,
+    get_host_ports,
+    new,
+)
+
+__all__ = [
+    "ERR_REASON",
+    "NAME",
+    "PLUGINS",
+    "PRE_FILTER_STATE_KEY",
+    "NodePorts",
+    "fits",
+    "fits_ports",
+    "get_host_ports",
+    "new",
+]

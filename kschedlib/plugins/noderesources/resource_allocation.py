@@ -1,0 +1,136 @@
+"""resourceAllocationScorer: the per-node (requested, allocatable) vectors every resource
+scoring strategy starts from, prepared once per pod so Score is a few lookups per node."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
+
+from kschedlib.api.pod import Pod
+from kschedlib.api.resource import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    NON_ZERO_DEFAULTS,
+    is_scalar_resource,
+    pod_requests,
+)
+from kschedlib.framework.types import NodeInfo
+from kschedlib.plugins.noderesources.args import ResourceSpec
+
+Scorer = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
+"""(requested, allocatable, weights) -> score, over the resources the node has (allocatable != 0)."""
+
+KIND_CPU = 0
+KIND_MEMORY = 1
+KIND_EPHEMERAL_STORAGE = 2
+KIND_SCALAR = 3
+
+Term = tuple[int, str, int, int]
+"""(kind, resource name, the pod's request, weight): one resource that may count for a node."""
+
+
+def go_div(a: int, b: int) -> int:
+    """int64 division truncating toward zero, as Go's ``/``."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def pod_resource_request_list(
+    pod: Pod, resources: Sequence[ResourceSpec], use_requested: bool
+) -> list[int]:
+    """calculatePodResourceRequestList: the pod's request of each resource (milli for cpu).
+
+    Unless ``use_requested``, containers missing a cpu/memory request count 100m / 200Mi.
+    """
+    reqs: Mapping[str, Fraction] = pod_requests(
+        pod, non_missing=None if use_requested else NON_ZERO_DEFAULTS
+    )
+    out: list[int] = []
+    for spec in resources:
+        q = reqs.get(spec.name)
+        if q is None:
+            out.append(0)
+        elif spec.name == CPU:
+            out.append(math.ceil(q * 1000))
+        else:
+            out.append(math.ceil(q))
+    return out
+
+
+def prepare_terms(resources: Sequence[ResourceSpec], pod_requests_list: Sequence[int]) -> tuple[
+    Term, ...
+]:
+    """The resources that can count for some node: cpu, memory, ephemeral-storage, and the
+    scalar resources the pod requests (the others always score as absent)."""
+    terms: list[Term] = []
+    for spec, req in zip(resources, pod_requests_list):
+        name = spec.name
+        if name == CPU:
+            terms.append((KIND_CPU, name, req, spec.weight))
+        elif name == MEMORY:
+            terms.append((KIND_MEMORY, name, req, spec.weight))
+        elif name == EPHEMERAL_STORAGE:
+            terms.append((KIND_EPHEMERAL_STORAGE, name, req, spec.weight))
+        elif req != 0 and is_scalar_resource(name):
+            terms.append((KIND_SCALAR, name, req, spec.weight))
+    return tuple(terms)
+
+
+class ResourceAllocationScorer:
+    """Scores a node with ``scorer`` over the resources it has allocatable.
+
+    ``use_requested`` picks NodeInfo.requested over non_zero_requested for cpu and memory
+    (BalancedAllocation); scalar resources and ephemeral-storage always use requested.
+    """
+
+    __slots__ = ("name", "resources", "scorer", "use_requested")
+
+    def __init__(
+        self, name: str, resources: Sequence[ResourceSpec], scorer: Scorer, use_requested: bool
+    ) -> None:
+        self.name = name
+        self.resources = tuple(resources)
+        self.scorer = scorer
+        self.use_requested = use_requested
+
+    def pod_request_list(self, pod: Pod) -> list[int]:
+        return pod_resource_request_list(pod, self.resources, self.use_requested)
+
+    def terms(self, pod_requests_list: Sequence[int]) -> tuple[Term, ...]:
+        return prepare_terms(self.resources, pod_requests_list)
+
+    def score(self, node_info: NodeInfo, terms: tuple[Term, ...]) -> int:
+        alloc = node_info.allocatable
+        requested = node_info.requested
+        cpu_mem = requested if self.use_requested else node_info.non_zero_requested
+        req_list: list[int] = []
+        alloc_list: list[int] = []
+        weights: list[int] = []
+        for kind, name, pod_req, weight in terms:
+            if kind == KIND_CPU:
+                a = alloc.milli_cpu
+                r = cpu_mem.milli_cpu + pod_req
+            elif kind == KIND_MEMORY:
+                a = alloc.memory
+                r = cpu_mem.memory + pod_req
+            elif kind == KIND_EPHEMERAL_STORAGE:
+                a = alloc.ephemeral_storage
+                r = requested.ephemeral_storage + pod_req
+            else:
+                found = alloc.scalar_resources.get(name)
+                if found is None:
+                    continue
+                a = found
+                r = requested.scalar_resources.get(name, 0) + pod_req
+            if a == 0:
+                continue
+            req_list.append(r)
+            alloc_list.append(a)
+            weights.append(weight)
+        return self.scorer(req_list, alloc_list, weights)
+
+
+def is_best_effort(pod_requests_list: Sequence[int]) -> bool:
+    return not any(pod_requests_list)

@@ -1,0 +1,21 @@
+"""TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score."""
+
+from kschedlib.plugins.tainttoleration.taint_toleration import (
+    ERR_REASON_UNTOLERATED,
+    NAME,
+    PLUGINS,
+    PRE_SCORE_STATE_KEY,
+    TaintToleration,
+    do_not_schedule_taints_filter,
+    new,
+)
+
+__all__ = [
+    "ERR_REASON_UNTOLERATED",
+    "NAME",
+    "PLUGINS",
+    "PRE_SCORE_STATE_KEY",
+    "TaintToleration",
+    "do_not_schedule_taints_filter",
+    "new",
+]

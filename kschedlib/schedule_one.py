@@ -1,0 +1,280 @@
+"""The scheduling algorithm of one pod (schedule_one.go): filter, score, select a host."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from kschedlib.api.pod import Pod
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
+from kschedlib.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, Extender
+from kschedlib.framework.interface import MAX_NODE_SCORE
+from kschedlib.framework.runtime import Framework, NodePluginScores, PluginScore, ScoreBreakdown
+from kschedlib.framework.status import Code, Status
+from kschedlib.framework.types import NodeInfo
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+class SchedulingError(Exception):
+    """A scheduling cycle failed with an error (not a FitError): a plugin or extender error."""
+
+
+@attrs.define(slots=True)
+class ScheduleResult:
+    """The node chosen for a pod and what led to it."""
+
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    diagnosis: Diagnosis
+    feasible: list[NodeInfo] = attrs.field(factory=list)
+    scores: list[NodePluginScores] = attrs.field(factory=list)
+    breakdown: ScoreBreakdown | None = None
+    nominated_fast_path: bool = False
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for: all under 100 nodes; else the percentage
+    (adaptive when 0: 50% minus 1% per 125 nodes, at least 5%), never fewer than 100."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    num = num_all_nodes * pct // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+class SchedulingAlgorithm:
+    """Carries what survives from pod to pod: the round-robin start index and the RNG."""
+
+    def __init__(
+        self,
+        *,
+        percentage_of_nodes_to_score: int | None = None,
+        extenders: Sequence[Extender] = (),
+        seed: int | None = None,
+        deterministic: bool = False,
+    ) -> None:
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.extenders = list(extenders)
+        self.rng = random.Random(seed)
+        self.deterministic = deterministic
+        self.next_start_node_index = 0
+
+    # --- schedulePod --------------------------------------------------------------------
+
+    def schedule_pod(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        snapshot: Any,
+        *,
+        explain: bool = False,
+    ) -> ScheduleResult:
+        """Raises NoNodesAvailableError, FitError (with the diagnosis) or SchedulingError."""
+        all_nodes: Sequence[NodeInfo] = snapshot.node_infos().list()
+        if not all_nodes:
+            raise NoNodesAvailableError()
+        feasible, diagnosis, fast = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
+        if not feasible:
+            raise FitError(pod, len(all_nodes), diagnosis)
+        if len(feasible) == 1:
+            return ScheduleResult(
+                feasible[0].name, 1 + len(diagnosis.node_to_status), 1, diagnosis, feasible,
+                nominated_fast_path=fast,
+            )
+        breakdown = ScoreBreakdown([], {}, {}, {}) if explain else None
+        scores = self.prioritize_nodes(fwk, state, pod, feasible, breakdown)
+        host = self.select_host(scores)
+        return ScheduleResult(
+            host,
+            len(feasible) + len(diagnosis.node_to_status),
+            len(feasible),
+            diagnosis,
+            feasible,
+            scores,
+            breakdown,
+            fast,
+        )
+
+    def find_nodes_that_fit_pod(
+        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Any
+    ) -> tuple[list[NodeInfo], Diagnosis, bool]:
+        diagnosis = Diagnosis()
+        all_nodes: Sequence[NodeInfo] = snapshot.node_infos().list()
+        pre_res, st, unscheduled = fwk.run_pre_filter_plugins(state, pod)
+        diagnosis.unschedulable_plugins = set(unscheduled)
+        if st is not None and st.code != Code.Success:
+            if not st.is_rejected():
+                raise SchedulingError(st.message())
+            diagnosis.node_to_status.absent_nodes_status = st
+            diagnosis.pre_filter_msg = st.message()
+            diagnosis.add_plugin_status(st)
+            return [], diagnosis, False
+
+        if pod.status.nominated_node_name:
+            feasible = self._evaluate_nominated_node(fwk, state, pod, snapshot, diagnosis)
+            if feasible:
+                return feasible, diagnosis, True
+
+        nodes: Sequence[NodeInfo] = all_nodes
+        if pre_res is not None and not pre_res.all_nodes():
+            assert pre_res.node_names is not None
+            picked = []
+            for name in pre_res.node_names:
+                try:
+                    picked.append(snapshot.node_infos().get(name))
+                except KeyError:
+                    continue
+            # Go ranges over a set here (random order); keep the snapshot's order instead.
+            order = {ni.name: i for i, ni in enumerate(all_nodes)}
+            picked.sort(key=lambda ni: order.get(ni.name, 0))
+            nodes = picked
+            plugins = " ".join(sorted(unscheduled))
+            diagnosis.node_to_status.absent_nodes_status = Status(
+                Code.UnschedulableAndUnresolvable, (f"node(s) didn't satisfy plugin(s) [{plugins}]",)
+            )
+        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        processed = len(feasible) + len(diagnosis.node_to_status)
+        self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        after = self.find_nodes_that_pass_extenders(pod, feasible, diagnosis)
+        if len(after) != len(feasible):
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        return after, diagnosis, False
+
+    def _evaluate_nominated_node(
+        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Any, diagnosis: Diagnosis
+    ) -> list[NodeInfo]:
+        try:
+            ni = snapshot.node_infos().get(pod.status.nominated_node_name)
+        except KeyError:
+            return []
+        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni], start=0)
+        return self.find_nodes_that_pass_extenders(pod, feasible, diagnosis)
+
+    def find_nodes_that_pass_filters(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        nodes: Sequence[NodeInfo],
+        start: int | None = None,
+    ) -> list[NodeInfo]:
+        n = len(nodes)
+        if n == 0:
+            return []
+        pct = fwk.percentage_of_nodes_to_score
+        if pct is None:
+            pct = self.percentage_of_nodes_to_score
+        to_find = num_feasible_nodes_to_find(pct, n)
+        offset = self.next_start_node_index if start is None else start
+        if not fwk.has_filter_plugins():
+            return [nodes[(offset + i) % n] for i in range(to_find)]
+        filters = fwk.filter_functions(state)
+        run = fwk.run_filter_plugins_with_nominated_pods
+        feasible: list[NodeInfo] = []
+        statuses = diagnosis.node_to_status
+        failed: list[tuple[str, Status]] = []
+        for i in range(n):
+            ni = nodes[(offset + i) % n]
+            st = run(state, pod, ni, filters)
+            if st is None or st.code == Code.Success:
+                feasible.append(ni)
+                if len(feasible) >= to_find:
+                    break
+            elif st.code == Code.Error:
+                raise SchedulingError(st.message())
+            else:
+                failed.append((ni.name, st))
+        for name, st in failed:
+            statuses.set(name, st)
+            diagnosis.add_plugin_status(st)
+        return feasible
+
+    def find_nodes_that_pass_extenders(
+        self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
+    ) -> list[NodeInfo]:
+        statuses = diagnosis.node_to_status
+        for ext in self.extenders:
+            if not feasible:
+                break
+            if not ext.is_interested(pod):
+                continue
+            try:
+                kept, failed, unresolvable = ext.filter(pod, feasible)
+            except Exception as exc:
+                if ext.is_ignorable():
+                    continue
+                raise SchedulingError(f"extender {ext.name}: {exc}") from exc
+            for name, msg in unresolvable.items():
+                statuses.set(name, Status(Code.UnschedulableAndUnresolvable, (msg,)))
+            for name, msg in failed.items():
+                if name not in unresolvable:
+                    statuses.set(name, Status(Code.Unschedulable, (msg,)))
+            feasible = list(kept)
+        return feasible
+
+    # --- prioritizeNodes / selectHost ---------------------------------------------------
+
+    def prioritize_nodes(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        nodes: list[NodeInfo],
+        breakdown: ScoreBreakdown | None = None,
+    ) -> list[NodePluginScores]:
+        if not self.extenders and not fwk.has_score_plugins():
+            return [NodePluginScores(ni.name, [], 1) for ni in nodes]
+        st = fwk.run_pre_score_plugins(state, pod, nodes)
+        if st is not None and st.code != Code.Success:
+            raise SchedulingError(st.message())
+        scores, st = fwk.run_score_plugins(state, pod, nodes, breakdown)
+        if st is not None and st.code != Code.Success:
+            raise SchedulingError(st.message())
+        if self.extenders:
+            extra: dict[str, list[PluginScore]] = {}
+            scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
+            for ext in self.extenders:
+                if not ext.is_interested(pod):
+                    continue
+                try:
+                    prioritized, weight = ext.prioritize(pod, nodes)
+                except Exception:
+                    continue  # prioritization errors are ignored, as kube-scheduler does
+                for host, score in prioritized:
+                    extra.setdefault(host, []).append(PluginScore(ext.name, score * weight * scale))
+            for nps in scores:
+                more = extra.get(nps.name)
+                if more:
+                    nps.scores.extend(more)
+                    nps.total_score += sum(p.score for p in more)
+        return scores
+
+    def select_host(self, scores: list[NodePluginScores]) -> str:
+        """The highest total; ties broken at random (reservoir sampling) or, in deterministic
+        mode, by the smallest node name."""
+        if not scores:
+            raise SchedulingError("empty priorityList")
+        best = max(s.total_score for s in scores)
+        if self.deterministic:
+            return min(s.name for s in scores if s.total_score == best)
+        selected = ""
+        count = 0
+        for s in scores:
+            if s.total_score == best:
+                count += 1
+                if self.rng.randrange(count) == 0:
+                    selected = s.name
+        return selected
