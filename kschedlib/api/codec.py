@@ -328,8 +328,9 @@ def object_label(kind: str, data: Any) -> str:
     if isinstance(data, dict):
         meta = data.get("metadata")
         if isinstance(meta, dict):
-            name = meta.get("name") if isinstance(meta.get("name"), str) else ""
-            ns = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+            n, s = meta.get("name"), meta.get("namespace")
+            name = n if isinstance(n, str) else ""
+            ns = s if isinstance(s, str) else ""
     ident = f"{ns}/{name}" if ns else (name or "<unnamed>")
     return f"{kind} {ident}"
 

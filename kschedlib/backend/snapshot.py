@@ -6,7 +6,8 @@ from collections.abc import Iterable, Sequence
 
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
-from kschedlib.framework.types import NodeInfo, PodInfo
+from kschedlib.backend.cache.node_tree import NodeTree
+from kschedlib.framework.types import ImageStateSummary, NodeInfo, PodInfo
 
 
 class Snapshot:
@@ -31,18 +32,39 @@ class Snapshot:
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
-        """Build a snapshot directly (for tests and one-shot use); pods must be assigned."""
+        """Build a snapshot directly (for tests and one-shot use); pods must be assigned.
+
+        Nodes are listed in node-tree order (round-robin across zones, as the cache lists
+        them) and image states count the nodes having each image, as a fresh cache snapshot
+        would; pods on nodes not given are ignored.
+        """
         snap = cls()
-        by_node: dict[str, list[Pod]] = {}
+        node_map = snap.node_info_map
+        tree = NodeTree()
+        sizes: dict[str, int] = {}
+        holders: dict[str, set[str]] = {}
+        node_list = list(nodes)
+        for n in node_list:
+            name = n.metadata.name
+            tree.add_node(n)
+            node_map[name] = NodeInfo(n)
+            for image in n.status.images:
+                for image_name in image.names:
+                    sizes.setdefault(image_name, image.size_bytes)
+                    holders.setdefault(image_name, set()).add(name)
         for p in pods:
-            if p.spec.node_name:
-                by_node.setdefault(p.spec.node_name, []).append(p)
-        for n in nodes:
-            ni = NodeInfo(n)
-            for p in by_node.get(n.metadata.name, ()):
+            ni = node_map.get(p.spec.node_name) if p.spec.node_name else None
+            if ni is not None:
                 ni.add_pod(PodInfo.of(p))
-            snap.node_info_map[n.metadata.name] = ni
-            snap.node_info_list.append(ni)
+        for n in node_list:
+            states = node_map[n.metadata.name].image_states
+            for image in n.status.images:
+                for image_name in image.names:
+                    if image_name not in states:
+                        states[image_name] = ImageStateSummary(
+                            sizes[image_name], len(holders[image_name])
+                        )
+        snap.node_info_list = [node_map[name] for name in tree.list()]
         snap.rebuild_lists()
         return snap
 

@@ -70,7 +70,7 @@ def _decode_args(
         errors.append(f"{path}: expected an object")
         return None
     try:
-        args = decode(spec.args_type, dict(raw), path)
+        args: Any = decode(spec.args_type, dict(raw), path)
     except FieldError as exc:
         errors.append(f"{exc.path}: {exc.problem}")
         return None

@@ -298,7 +298,7 @@ class Framework:
 
     def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
         for pl in self.pre_enqueue_plugins:
-            st = pl.pre_enqueue(pod)
+            st: Status | None = pl.pre_enqueue(pod)
             if not _ok(st):
                 assert st is not None
                 return st.with_plugin(pl.name)
@@ -397,7 +397,7 @@ class Framework:
         if filters is None:
             filters = self.filter_functions(state)
         for name, fn in filters:
-            st = fn(state, pod, node_info)
+            st: Status | None = fn(state, pod, node_info)
             if st is not None and st.code != Code.Success:
                 if not st.is_rejected():
                     st = Status.error(f'running "{name}" filter plugin: {st.message()}', name)
@@ -514,7 +514,7 @@ class Framework:
             per_plugin.append(scores)
             if breakdown is not None:
                 breakdown.raw[pl.name] = [ns.score for ns in scores]
-        for pl, scores in zip(plugins, per_plugin):
+        for pl, scores in zip(plugins, per_plugin, strict=True):
             ext = pl.score_extensions()
             if ext is None:
                 continue
@@ -528,7 +528,7 @@ class Framework:
         if breakdown is not None:
             breakdown.plugins = [pl.name for pl in plugins]
             breakdown.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
-            for pl, scores in zip(plugins, per_plugin):
+            for pl, scores in zip(plugins, per_plugin, strict=True):
                 breakdown.normalized[pl.name] = [ns.score for ns in scores]
         result: list[NodePluginScores] = []
         weights = [self.score_weights[pl.name] for pl in plugins]
@@ -554,7 +554,7 @@ class Framework:
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         for pl in self.reserve_plugins:
-            st = pl.reserve(state, pod, node_name)
+            st: Status | None = pl.reserve(state, pod, node_name)
             if not _ok(st):
                 assert st is not None
                 if st.is_rejected():
@@ -570,6 +570,7 @@ class Framework:
         """Permit: a rejection or error stops at once; waits register a WaitingPod."""
         waits: dict[str, float] = {}
         for pl in self.permit_plugins:
+            st: Status | None
             st, timeout = pl.permit(state, pod, node_name)
             if _ok(st):
                 continue
@@ -608,7 +609,7 @@ class Framework:
         for pl in self.pre_bind_plugins:
             if pl.name in state.skip_pre_bind_plugins:
                 continue
-            st = pl.pre_bind(state, pod, node_name)
+            st: Status | None = pl.pre_bind(state, pod, node_name)
             if not _ok(st):
                 assert st is not None
                 if st.is_rejected():

@@ -63,6 +63,17 @@ def _parses_as_int64(s: str) -> bool:
     return body.isdigit() and body.isascii() and -(2**63) <= int(s) < 2**63
 
 
+_MSG_IN_EMPTY = "for 'in', 'notin' operators, values set can't be empty"
+_MSG_EXISTS_VALUES = "values set must be empty for exists and does not exist"
+_MSG_GT_ONE = "for 'Gt', 'Lt' operators, exactly one value is required"
+_MSG_GT_INT = "for 'Gt', 'Lt' operators, the value must be an integer"
+_MSG_FIELD_ONE = "must have one element"
+_MSG_LABEL_VALUE = (
+    "a valid label value must be an empty string or consist of alphanumeric characters, "
+    "'-', '_' or '.', and must start and end with an alphanumeric character"
+)
+
+
 def term_errors(term: NodeSelectorTerm, path: str) -> list[tuple[str, str]]:
     """The parse errors kube-scheduler's nodeaffinity helpers report for a term (an empty
     term selects nothing and is not an error)."""
@@ -72,16 +83,16 @@ def term_errors(term: NodeSelectorTerm, path: str) -> list[tuple[str, str]]:
     for i, r in enumerate(term.match_fields):
         p = f"{path}.matchFields[{i}]"
         if r.operator not in ("In", "NotIn"):
-            errs.append(
-                (f"{p}.operator", f'Unsupported value: "{r.operator}": supported values: '
-                 '"In", "NotIn"')
-            )
+            msg = f'Unsupported value: "{r.operator}": supported values: "In", "NotIn"'
+            errs.append((f"{p}.operator", msg))
         elif len(r.values) != 1:
-            errs.append((f"{p}.values", _invalid(list(r.values), "must have one element")))
+            errs.append((f"{p}.values", _invalid(list(r.values), _MSG_FIELD_ONE)))
     return errs
 
 
 def _label_requirement_errors(r: NodeSelectorRequirement, path: str) -> list[tuple[str, str]]:
+    """labels.NewRequirement's checks: key syntax, value count per operator, integer bounds
+    for Gt/Lt, and label-value syntax."""
     errs: list[tuple[str, str]] = []
     key_err = _label_key_error(r.key)
     if key_err is not None:
@@ -90,25 +101,21 @@ def _label_requirement_errors(r: NodeSelectorRequirement, path: str) -> list[tup
     vp = f"{path}.values"
     if r.operator in ("In", "NotIn"):
         if not vals:
-            errs.append((vp, _invalid([], "for 'in', 'notin' operators, values set can't be empty")))
+            errs.append((vp, _invalid([], _MSG_IN_EMPTY)))
     elif r.operator in ("Exists", "DoesNotExist"):
         if vals:
-            errs.append(
-                (vp, _invalid(list(vals), "values set must be empty for exists and does not exist"))
-            )
+            errs.append((vp, _invalid(list(vals), _MSG_EXISTS_VALUES)))
     else:
         if len(vals) != 1:
-            errs.append(
-                (vp, _invalid(list(vals), "for 'Gt', 'Lt' operators, exactly one value is required"))
-            )
-        for i, v in enumerate(vals):
-            if not _parses_as_int64(v):
-                errs.append(
-                    (f"{vp}[{i}]", _invalid(v, "for 'Gt', 'Lt' operators, the value must be an integer"))
-                )
-    for i, v in enumerate(vals):
-        if len(v) > 63 or not _LABEL_VALUE.match(v):
-            errs.append((f"{vp}[{i}]", _invalid(v, "a valid label value must be 63 characters or "
-                                                   "less and consist of alphanumeric characters, "
-                                                   "'-', '_' or '.'")))
+            errs.append((vp, _invalid(list(vals), _MSG_GT_ONE)))
+        errs.extend(
+            (f"{vp}[{i}]", _invalid(v, _MSG_GT_INT))
+            for i, v in enumerate(vals)
+            if not _parses_as_int64(v)
+        )
+    errs.extend(
+        (f"{vp}[{i}]", _invalid(v, _MSG_LABEL_VALUE))
+        for i, v in enumerate(vals)
+        if len(v) > 63 or not _LABEL_VALUE.match(v)
+    )
     return errs

@@ -45,10 +45,7 @@ def fits_ports(want: Sequence[tuple[str, str, int]], in_use: HostPortInfo) -> bo
     """Whether none of the (hostIP, protocol, hostPort) triples conflicts with ``in_use``."""
     if not in_use:
         return True
-    for ip, protocol, port in want:
-        if in_use.check_conflict(ip, protocol, port):
-            return False
-    return True
+    return all(not in_use.check_conflict(ip, protocol, port) for ip, protocol, port in want)
 
 
 def _triples(ports: Sequence[ContainerPort]) -> tuple[tuple[str, str, int], ...]:

@@ -11,12 +11,12 @@ from kschedlib.plugins.noderesources.args import (
     ScoringStrategy,
     UtilizationShapePoint,
 )
+from kschedlib.plugins.noderesources.balanced_allocation import NAME as BALANCED_ALLOCATION_NAME
 from kschedlib.plugins.noderesources.balanced_allocation import (
     BalancedAllocation,
     balanced_resource_scorer,
     new_balanced_allocation,
 )
-from kschedlib.plugins.noderesources.balanced_allocation import NAME as BALANCED_ALLOCATION_NAME
 from kschedlib.plugins.noderesources.fit import NAME as FIT_NAME
 from kschedlib.plugins.noderesources.fit import (
     Fit,
@@ -29,7 +29,9 @@ from kschedlib.plugins.noderesources.fit import (
 
 PLUGINS: tuple[PluginSpec, ...] = (
     PluginSpec(FIT_NAME, new_fit, NodeResourcesFitArgs),
-    PluginSpec(BALANCED_ALLOCATION_NAME, new_balanced_allocation, NodeResourcesBalancedAllocationArgs),
+    PluginSpec(
+        BALANCED_ALLOCATION_NAME, new_balanced_allocation, NodeResourcesBalancedAllocationArgs
+    ),
 )
 
 __all__ = [

@@ -229,5 +229,7 @@ def qualified_name_errors(value: str) -> list[str]:
     elif len(name) > 63:
         errs.append("name part must be no more than 63 characters")
     if not _QNAME_RE.fullmatch(name):
-        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
+        errs.append(
+            "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+        )
     return errs

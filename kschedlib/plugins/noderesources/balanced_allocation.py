@@ -34,7 +34,7 @@ def balanced_resource_scorer(
     """
     fractions: list[float] = []
     total = 0.0
-    for r, a in zip(requested, allocatable):
+    for r, a in zip(requested, allocatable, strict=True):
         if a == 0:
             continue
         f = float(r) / float(a)
@@ -75,7 +75,7 @@ class BalancedAllocation:
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Any = None) -> None:
         self._scorer = ResourceAllocationScorer(
-            NAME, args.resources, balanced_resource_scorer, use_requested=True
+            NAME, args.resources, balanced_resource_scorer, use_requested=True, pod_level=True
         )
         self.handle = handle
 

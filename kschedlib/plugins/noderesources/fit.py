@@ -126,9 +126,7 @@ def fits_request(
     used = node_info.requested
     n_pods = len(node_info.pods)
     if n_pods + 1 > alloc.allowed_pod_number:
-        out.append(
-            InsufficientResource(PODS, "Too many pods", 1, n_pods, alloc.allowed_pod_number)
-        )
+        out.append(InsufficientResource(PODS, "Too many pods", 1, n_pods, alloc.allowed_pod_number))
     if (
         request.milli_cpu == 0
         and request.memory == 0
@@ -139,10 +137,17 @@ def fits_request(
     for name, req, have, cap in (
         (CPU, request.milli_cpu, used.milli_cpu, alloc.milli_cpu),
         (MEMORY, request.memory, used.memory, alloc.memory),
-        (EPHEMERAL_STORAGE, request.ephemeral_storage, used.ephemeral_storage, alloc.ephemeral_storage),
+        (
+            EPHEMERAL_STORAGE,
+            request.ephemeral_storage,
+            used.ephemeral_storage,
+            alloc.ephemeral_storage,
+        ),
     ):
         if req > 0 and req > cap - have:
-            out.append(InsufficientResource(name, f"Insufficient {name}", req, have, cap, req > cap))
+            out.append(
+                InsufficientResource(name, f"Insufficient {name}", req, have, cap, req > cap)
+            )
     for name in sorted(request.scalar_resources):
         req = request.scalar_resources[name]
         if req == 0 or _ignored(name, ignored, ignored_groups):
@@ -150,7 +155,9 @@ def fits_request(
         cap = alloc.scalar_resources.get(name, 0)
         have = used.scalar_resources.get(name, 0)
         if req > cap - have:
-            out.append(InsufficientResource(name, f"Insufficient {name}", req, have, cap, req > cap))
+            out.append(
+                InsufficientResource(name, f"Insufficient {name}", req, have, cap, req > cap)
+            )
     return out
 
 
@@ -192,7 +199,11 @@ class Fit:
         self._ignored_groups = frozenset(args.ignored_resource_groups)
         strategy = args.scoring_strategy
         self._scorer = ResourceAllocationScorer(
-            strategy.type, strategy.resources, _build_scorer(strategy), use_requested=False
+            strategy.type,
+            strategy.resources,
+            _build_scorer(strategy),
+            use_requested=False,
+            pod_level=False,
         )
         self.handle = handle
 
@@ -235,7 +246,9 @@ class Fit:
             or (mem > 0 and mem > alloc.memory - used.memory)
             or (eph > 0 and eph > alloc.ephemeral_storage - used.ephemeral_storage)
         ):
-            return _status_of(fits_request(s.request, node_info, self._ignored, self._ignored_groups))
+            return _status_of(
+                fits_request(s.request, node_info, self._ignored, self._ignored_groups)
+            )
         if s.scalars:
             a_sr = alloc.scalar_resources
             u_sr = used.scalar_resources
@@ -279,9 +292,7 @@ class Fit:
             ),
         ]
 
-    def is_schedulable_after_pod_event(
-        self, pod: Pod, old_obj: Any, new_obj: Any
-    ) -> QueueingHint:
+    def is_schedulable_after_pod_event(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """A deleted scheduled (or nominated) pod, or a scale-down that frees what the pod needs."""
         if new_obj is None:
             if not old_obj.spec.node_name and not old_obj.status.nominated_node_name:
@@ -317,9 +328,9 @@ def is_schedulable_after_pod_scale_down(target: Pod, original: Pod, modified: Po
     for name, q in pod_requests(target).items():
         if q == 0:
             continue
-        if name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name):
-            if before.get(name) > after.get(name):
-                return True
+        counted = name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name)
+        if counted and before.get(name) > after.get(name):
+            return True
     return False
 
 

@@ -21,7 +21,7 @@ def least_resource_scorer(
 ) -> int:
     """Weighted mean of least_requested_score over the node's resources (integer division)."""
     node_score = weight_sum = 0
-    for r, a, w in zip(requested, allocatable, weights):
+    for r, a, w in zip(requested, allocatable, weights, strict=True):
         if a == 0:
             continue
         node_score += least_requested_score(r, a) * w

@@ -55,7 +55,7 @@ def requested_to_capacity_ratio_scorer(shape: Sequence[UtilizationShapePoint]) -
 
     def scorer(requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
         node_score = weight_sum = 0
-        for r, a, w in zip(requested, allocatable, weights):
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
             if a == 0:
                 continue
             s = resource_score(r, a)

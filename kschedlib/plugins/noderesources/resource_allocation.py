@@ -38,14 +38,17 @@ def go_div(a: int, b: int) -> int:
 
 
 def pod_resource_request_list(
-    pod: Pod, resources: Sequence[ResourceSpec], use_requested: bool
+    pod: Pod, resources: Sequence[ResourceSpec], use_requested: bool, pod_level: bool = True
 ) -> list[int]:
     """calculatePodResourceRequestList: the pod's request of each resource (milli for cpu).
 
-    Unless ``use_requested``, containers missing a cpu/memory request count 100m / 200Mi.
+    Unless ``use_requested``, containers missing a cpu/memory request count 100m / 200Mi;
+    pod-level requests (spec.resources) override the containers' only when ``pod_level``.
     """
     reqs: Mapping[str, Fraction] = pod_requests(
-        pod, non_missing=None if use_requested else NON_ZERO_DEFAULTS
+        pod,
+        non_missing=None if use_requested else NON_ZERO_DEFAULTS,
+        skip_pod_level=not pod_level,
     )
     out: list[int] = []
     for spec in resources:
@@ -59,13 +62,13 @@ def pod_resource_request_list(
     return out
 
 
-def prepare_terms(resources: Sequence[ResourceSpec], pod_requests_list: Sequence[int]) -> tuple[
-    Term, ...
-]:
+def prepare_terms(
+    resources: Sequence[ResourceSpec], pod_requests_list: Sequence[int]
+) -> tuple[Term, ...]:
     """The resources that can count for some node: cpu, memory, ephemeral-storage, and the
     scalar resources the pod requests (the others always score as absent)."""
     terms: list[Term] = []
-    for spec, req in zip(resources, pod_requests_list):
+    for spec, req in zip(resources, pod_requests_list, strict=True):
         name = spec.name
         if name == CPU:
             terms.append((KIND_CPU, name, req, spec.weight))
@@ -83,20 +86,29 @@ class ResourceAllocationScorer:
 
     ``use_requested`` picks NodeInfo.requested over non_zero_requested for cpu and memory
     (BalancedAllocation); scalar resources and ephemeral-storage always use requested.
+    ``pod_level`` says whether the pod's own requests honour pod-level resources: v1.35 turns
+    that on for BalancedAllocation only (NodeResourcesFit's scorer never gets the feature flag).
     """
 
-    __slots__ = ("name", "resources", "scorer", "use_requested")
+    __slots__ = ("name", "pod_level", "resources", "scorer", "use_requested")
 
     def __init__(
-        self, name: str, resources: Sequence[ResourceSpec], scorer: Scorer, use_requested: bool
+        self,
+        name: str,
+        resources: Sequence[ResourceSpec],
+        scorer: Scorer,
+        *,
+        use_requested: bool,
+        pod_level: bool,
     ) -> None:
         self.name = name
         self.resources = tuple(resources)
         self.scorer = scorer
         self.use_requested = use_requested
+        self.pod_level = pod_level
 
     def pod_request_list(self, pod: Pod) -> list[int]:
-        return pod_resource_request_list(pod, self.resources, self.use_requested)
+        return pod_resource_request_list(pod, self.resources, self.use_requested, self.pod_level)
 
     def terms(self, pod_requests_list: Sequence[int]) -> tuple[Term, ...]:
         return prepare_terms(self.resources, pod_requests_list)

@@ -1,0 +1,136 @@
+"""The scheduling algorithm: node counting, round-robin, host selection, FitError text."""
+
+from __future__ import annotations
+
+import pytest
+
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
+from kschedlib.framework.interface import PreFilterResult
+from kschedlib.framework.runtime import NodePluginScores
+from kschedlib.framework.status import Code, Status, unresolvable, unschedulable
+from kschedlib.schedule_one import SchedulingAlgorithm, num_feasible_nodes_to_find
+from tests.framework.fakes import Fake, make_framework, node, pod
+
+
+@pytest.mark.parametrize(
+    ("pct", "nodes", "expected"),
+    [
+        (None, 50, 50),
+        (None, 99, 99),
+        (None, 100, 100),
+        (None, 1000, 420),  # 50 - 1000/125 = 42%
+        (None, 5000, 500),  # 10%
+        (None, 6000, 500),  # 50 - 48 = 2% -> floor 5% = 300 ... but min 100
+        (0, 20000, 1000),  # 5% floor
+        (100, 5000, 5000),
+        (1, 5000, 100),  # never under 100
+        (30, 1000, 300),
+    ],
+)
+def test_num_feasible_nodes_to_find(pct: int | None, nodes: int, expected: int) -> None:
+    if nodes == 6000:
+        expected = 6000 * 5 // 100
+    assert num_feasible_nodes_to_find(pct, nodes) == expected
+
+
+def test_round_robin_start_index_carries_over() -> None:
+    seen: list[str] = []
+
+    def f(state: CycleState, p: object, ni: object) -> Status | None:
+        seen.append(ni.name)  # type: ignore[attr-defined]
+        return None
+
+    nodes = [node(f"n{i:03d}") for i in range(200)]
+    fwk, snap = make_framework([Fake("F", [], filter=f)], nodes=nodes)
+    algo = SchedulingAlgorithm(percentage_of_nodes_to_score=10)  # 10% of 200 -> min 100
+    feasible, _, _ = algo.find_nodes_that_fit_pod(fwk, CycleState(), pod(), snap)
+    assert len(feasible) == 100 and seen[0] == "n000" and seen[-1] == "n099"
+    assert algo.next_start_node_index == 100
+    seen.clear()
+    algo.find_nodes_that_fit_pod(fwk, CycleState(), pod(), snap)
+    assert seen[0] == "n100"
+    assert algo.next_start_node_index == 0
+
+
+def test_one_feasible_node_is_chosen_without_scoring() -> None:
+    log: list[str] = []
+    f = Fake("F", log, filter=lambda s, p, ni: None if ni.name == "b" else unschedulable("no"),
+             pre_score=lambda *x: None, score=lambda *x: (0, None))
+    fwk, snap = make_framework([f], nodes=[node("a"), node("b")])
+    res = SchedulingAlgorithm().schedule_pod(fwk, CycleState(), pod(), snap)
+    assert res.suggested_host == "b" and res.feasible_nodes == 1 and res.evaluated_nodes == 2
+    assert "pre_score:F" not in log
+
+
+def test_deterministic_tie_break_and_seeded_random() -> None:
+    scores = [NodePluginScores(n, [], s) for n, s in [("c", 5), ("a", 5), ("b", 3)]]
+    assert SchedulingAlgorithm(deterministic=True).select_host(scores) == "a"
+    picks = {SchedulingAlgorithm(seed=s).select_host(scores) for s in range(40)}
+    assert picks == {"a", "c"}
+    assert SchedulingAlgorithm(seed=7).select_host(scores) == SchedulingAlgorithm(seed=7).select_host(scores)
+
+
+def test_no_nodes_error() -> None:
+    fwk, snap = make_framework([])
+    with pytest.raises(NoNodesAvailableError, match="no nodes available to schedule pods"):
+        SchedulingAlgorithm().schedule_pod(fwk, CycleState(), pod(), snap)
+
+
+def test_fit_error_message_histogram_sorted_as_strings() -> None:
+    reasons = {"n1": "Insufficient cpu", "n2": "node(s) had untolerated taint(s)"}
+    f = Fake("F", [], filter=lambda s, p, ni: unschedulable(reasons.get(ni.name, "Insufficient cpu")))
+    nodes = [node(f"n{i}") for i in range(1, 12)]
+    fwk, snap = make_framework([f], nodes=nodes)
+    with pytest.raises(FitError) as exc:
+        SchedulingAlgorithm().schedule_pod(fwk, CycleState(), pod(), snap)
+    assert str(exc.value) == (
+        "0/11 nodes are available: 1 node(s) had untolerated taint(s), 10 Insufficient cpu."
+    )
+    assert exc.value.diagnosis.unschedulable_plugins == {"F"}
+
+
+def test_pre_filter_result_nodes_left_out_get_the_plugin_message() -> None:
+    pf = Fake("PF", [], pre_filter=lambda s, p, n: (PreFilterResult(frozenset({"a"})), None),
+              filter=lambda s, p, ni: unschedulable("busy"))
+    fwk, snap = make_framework([pf], nodes=[node("a"), node("b"), node("c")])
+    with pytest.raises(FitError) as exc:
+        SchedulingAlgorithm().schedule_pod(fwk, CycleState(), pod(), snap)
+    d = exc.value.diagnosis
+    assert d.node_to_status.get("b").reasons == ("node(s) didn't satisfy plugin(s) [PF]",)
+    assert str(exc.value) == (
+        "0/3 nodes are available: 1 busy, 2 node(s) didn't satisfy plugin(s) [PF]."
+    )
+
+
+def test_pre_filter_rejection_message_and_post_filter_message() -> None:
+    d = Diagnosis()
+    d.pre_filter_msg = 'persistentvolumeclaim "x" not found'
+    d.post_filter_msg = "not found"
+    d.node_to_status.absent_nodes_status = unresolvable(d.pre_filter_msg)
+    assert FitError(pod(), 3, d).message() == (
+        '0/3 nodes are available: persistentvolumeclaim "x" not found. not found.'
+    )
+
+
+def test_nominated_node_fast_path_evaluates_only_that_node() -> None:
+    seen: list[str] = []
+
+    def f(state: CycleState, p: object, ni: object) -> Status | None:
+        seen.append(ni.name)  # type: ignore[attr-defined]
+        return None
+
+    fwk, snap = make_framework([Fake("F", [], filter=f)], nodes=[node("a"), node("b")])
+    p = pod().with_nominated_node_name("b")
+    res = SchedulingAlgorithm().schedule_pod(fwk, CycleState(), p, snap)
+    assert res.suggested_host == "b" and res.nominated_fast_path and seen == ["b"]
+
+
+def test_filter_error_aborts_the_cycle() -> None:
+    from kschedlib.schedule_one import SchedulingError
+
+    f = Fake("F", [], filter=lambda *x: Status.error("boom"))
+    fwk, snap = make_framework([f], nodes=[node("a")])
+    with pytest.raises(SchedulingError, match="boom"):
+        SchedulingAlgorithm().schedule_pod(fwk, CycleState(), pod(), snap)
+    assert Code.Error.name == "Error"
