@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -178,9 +177,7 @@ _SCALARS: dict[Any, tuple[Decoder, Encoder]] = {
     object: (_dec_any, _enc_identity),
 }
 
-_UNION_TYPES: tuple[Any, ...] = (Union,)
-if sys.version_info >= (3, 10):
-    _UNION_TYPES = (Union, types.UnionType)
+_UNION_TYPES: tuple[Any, ...] = (Union, types.UnionType)
 
 
 def _codec_for(tp: Any) -> tuple[Decoder, Encoder]:

@@ -199,11 +199,23 @@ class PodCondition:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
+class ContainerStatus:
+    """What the kubelet reports of a container; allocated/actual resources matter for
+    in-place resize accounting."""
+
+    name: str = ""
+    allocated_resources: ResourceList = attrs.field(factory=dict)
+    resources: ResourceRequirements | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
 class PodStatus:
     phase: str = ""
     nominated_node_name: str = ""
     start_time: _dt.datetime | None = None
     conditions: tuple[PodCondition, ...] = ()
+    container_statuses: tuple[ContainerStatus, ...] = ()
+    init_container_statuses: tuple[ContainerStatus, ...] = ()
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import attrs
 
-from kschedlib.api.pod import Container, Pod
+from kschedlib.api.pod import Container, ContainerStatus, Pod
 from kschedlib.api.quantity import Quantity
 
 CPU = "cpu"
@@ -171,8 +171,21 @@ def _exact(rl: Mapping[str, Quantity]) -> ExactList:
     return {k: q.as_fraction() for k, q in rl.items()}
 
 
-def _container_requests(c: Container, non_missing: Mapping[str, Fraction] | None) -> ExactList:
+def _container_requests(
+    c: Container,
+    non_missing: Mapping[str, Fraction] | None,
+    status: ContainerStatus | None = None,
+    resize_infeasible: bool = False,
+) -> ExactList:
     reqs = _exact(c.resources.requests)
+    if status is not None:
+        # In-place resize: count the larger of spec, actual and allocated requests (only
+        # actual and allocated when the resize is infeasible).
+        actual = _exact(status.resources.requests) if status.resources is not None else {}
+        allocated = _exact(status.allocated_resources)
+        reqs = {} if resize_infeasible else reqs
+        _max_into(reqs, actual)
+        _max_into(reqs, allocated)
     if non_missing:
         for k, v in non_missing.items():
             if k not in reqs:
@@ -189,19 +202,37 @@ def is_pod_level_requests_set(pod: Pod) -> bool:
     return res is not None and any(_is_supported_pod_level(k) for k in res.requests)
 
 
+def is_pod_resize_infeasible(pod: Pod) -> bool:
+    for cond in pod.status.conditions:
+        if cond.type == "PodResizePending":
+            return cond.reason == "Infeasible"
+    return False
+
+
 def aggregate_container_requests(
     containers: Iterable[Container],
     init_containers: Iterable[Container],
     non_missing: Mapping[str, Fraction] | None = None,
+    pod: Pod | None = None,
 ) -> ExactList:
-    """Sum of app containers and sidecars, maxed with each init container's peak (KEP-753)."""
+    """Sum of app containers and sidecars, maxed with each init container's peak (KEP-753).
+
+    With ``pod``, container statuses (in-place resize) are taken into account.
+    """
+    statuses: dict[str, ContainerStatus] = {}
+    infeasible = False
+    if pod is not None and (pod.status.container_statuses or pod.status.init_container_statuses):
+        statuses = {cs.name: cs for cs in pod.status.container_statuses}
+        for cs in pod.status.init_container_statuses:
+            statuses.setdefault(cs.name, cs)
+        infeasible = is_pod_resize_infeasible(pod)
     result: ExactList = {}
     for c in containers:
-        _add_into(result, _container_requests(c, non_missing))
+        _add_into(result, _container_requests(c, non_missing, statuses.get(c.name), infeasible))
     sidecars: ExactList = {}
     init_peak: ExactList = {}
     for c in init_containers:
-        reqs = _container_requests(c, non_missing)
+        reqs = _container_requests(c, non_missing, statuses.get(c.name), infeasible)
         if c.restart_policy == "Always":
             _add_into(result, reqs)
             _add_into(sidecars, reqs)
@@ -222,7 +253,9 @@ def pod_requests(
     skip_pod_level: bool = False,
 ) -> ExactList:
     """resourcehelper.PodRequests: container aggregate, pod-level override, plus overhead."""
-    reqs = aggregate_container_requests(pod.spec.containers, pod.spec.init_containers, non_missing)
+    reqs = aggregate_container_requests(
+        pod.spec.containers, pod.spec.init_containers, non_missing, pod
+    )
     if not skip_pod_level and is_pod_level_requests_set(pod):
         assert pod.spec.resources is not None
         for k, q in pod.spec.resources.requests.items():

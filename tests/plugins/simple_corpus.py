@@ -122,7 +122,9 @@ def _entries(
         if victims:
             running = [p for p in running if p.key not in victims]
         if entry.get("postFilter") and entry["postFilter"].get("nominatedNodeName"):
-            pending[pod.key] = pod.with_nominated_node_name(entry["postFilter"]["nominatedNodeName"])
+            pending[pod.key] = pod.with_nominated_node_name(
+                entry["postFilter"]["nominatedNodeName"]
+            )
         if entry.get("selected"):
             running.append(pending[pod.key].with_node_name(entry["selected"]))
 
@@ -151,11 +153,12 @@ def check_scenario(
         skip_filter = False
         if hasattr(plugin, "pre_filter"):
             result, st = plugin.pre_filter(state, pod, node_infos)
-            if pre is not None and pre["plugin"] == plugin_name:
-                compared += 1
-                want = (pre["code"], tuple(pre["reasons"]))
-                if _status_view(st) != want:
-                    problems.append(f"{where}: PreFilter {_status_view(st)} != {want}")
+            if pre is not None:
+                if pre["plugin"] == plugin_name:
+                    compared += 1
+                    want_pre = (pre["code"], tuple(pre["reasons"]))
+                    if _status_view(st) != want_pre:
+                        problems.append(f"{where}: PreFilter {_status_view(st)} != {want_pre}")
                 continue
             if st is not None and st.is_skip():
                 skip_filter = True
@@ -164,17 +167,16 @@ def check_scenario(
                 continue
             if result is not None and not result.all_nodes():
                 allowed = result.node_names
-            if pre is None:
-                # kube-scheduler names the plugins whose PreFilterResult left a node out.
-                excluded = {n.name for n in node_infos} - set(allowed or ()) if allowed else set()
-                by_me = {
-                    n
-                    for n, s in entry["filterStatuses"].items()
-                    if s["plugin"] is None and plugin_name in _bracketed(s["reasons"])
-                }
-                compared += 1
-                if excluded != by_me:
-                    problems.append(f"{where}: PreFilter excluded {sorted(excluded)}")
+            # kube-scheduler names the plugins whose PreFilterResult left a node out.
+            excluded = {n.name for n in node_infos} - set(allowed) if allowed is not None else set()
+            by_me = {
+                n
+                for n, s in entry["filterStatuses"].items()
+                if s["plugin"] is None and plugin_name in _bracketed(s["reasons"])
+            }
+            compared += 1
+            if excluded != by_me:
+                problems.append(f"{where}: PreFilter excluded {sorted(excluded)}")
         if pre is not None:
             continue
         feasible = set(entry["feasibleNodes"])

@@ -24,6 +24,7 @@ from kschedlib.plugins.noderesources import (
     PLUGINS,
     BalancedAllocation,
     Fit,
+    InsufficientResource,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
     RequestedToCapacityRatioParam,
@@ -31,6 +32,7 @@ from kschedlib.plugins.noderesources import (
     ScoringStrategy,
     UtilizationShapePoint,
     balanced_resource_scorer,
+    fits,
     new_balanced_allocation,
     new_fit,
 )
@@ -44,10 +46,9 @@ from kschedlib.plugins.noderesources.most_allocated import (
 )
 from kschedlib.plugins.noderesources.requested_to_capacity_ratio import (
     build_broken_linear_function,
-    go_round,
     requested_to_capacity_ratio_scorer,
 )
-from kschedlib.plugins.noderesources.resource_allocation import go_div
+from kschedlib.plugins.noderesources.resource_allocation import go_div, go_round
 
 _uid = itertools.count(1)
 
@@ -273,7 +274,7 @@ def _nodes(*specs: tuple[str, str, str] | tuple[str, str, str, dict[str, str]]) 
     out = []
     for spec in specs:
         name, cpu, mem = spec[0], spec[1], spec[2]
-        extra = spec[3] if len(spec) > 3 else {}  # type: ignore[misc]
+        extra: dict[str, str] = spec[3] if len(spec) > 3 else {}
         out.append(make_node(name, {"cpu": cpu, "memory": mem, **extra}))
     return out
 
@@ -582,7 +583,9 @@ def test_fit_pre_score_never_skips_and_score_works_without_it() -> None:
 # --- NodeResourcesFit filter ---
 
 
-def run_filter(pod: Pod, node: Node, existing: list[Pod], args: NodeResourcesFitArgs | None = None):  # type: ignore[no-untyped-def]
+def run_filter(
+    pod: Pod, node: Node, existing: list[Pod], args: NodeResourcesFitArgs | None = None
+) -> tuple[Code, tuple[str, ...]] | None:
     snap = Snapshot.from_objects(existing, [node])
     plugin = fit_plugin(args)
     state = CycleState()
@@ -999,3 +1002,13 @@ def test_plugins_register() -> None:
     ba = registry[BALANCED_ALLOCATION_NAME].factory(None, None)
     assert isinstance(fit, Fit) and fit.name == FIT_NAME
     assert isinstance(ba, BalancedAllocation) and ba.name == BALANCED_ALLOCATION_NAME
+
+
+def test_fits_reports_amounts() -> None:
+    snap = Snapshot.from_objects(RUNNING, [NODE])
+    got = fits(make_pod({"cpu": "2", "example.com/gpu": "3"}), snap.get("n1"))
+    assert got == [
+        InsufficientResource("cpu", "Insufficient cpu", 2000, 3000, 4000, False),
+        InsufficientResource("example.com/gpu", "Insufficient example.com/gpu", 3, 0, 2, True),
+    ]
+    assert fits(make_pod({"cpu": "1"}), snap.get("n1")) == []

@@ -32,15 +32,7 @@ SCENARIOS = sorted(
     if not p.name.endswith(".expected.json")
 )
 
-# NodeInfo accounting of in-place resizes (status.containerStatuses[].resources, used when a
-# resize is Infeasible) is not modelled by kschedlib.api yet; the Fit plugin itself is right.
-RESIZE_ACCOUNTING = {"resources-057"}
-
-
 def _param(path: Path) -> Any:
-    if path.stem in RESIZE_ACCOUNTING:
-        reason = "PodStatus lacks containerStatuses: infeasible resize counted at spec size"
-        return pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=reason))
     return pytest.param(path, id=path.stem)
 
 

@@ -6,7 +6,6 @@ import attrs
 import pytest
 
 from kschedlib.api.pod import Pod
-from kschedlib.framework.registry import PluginSpec
 from kschedlib.plugins import queuesort
 
 
@@ -42,4 +41,6 @@ def test_less(a: Queued, b: Queued, want: bool) -> None:
 def test_exports() -> None:
     pl = queuesort.new(None, None)
     assert pl.name == queuesort.NAME == "PrioritySort"
-    assert queuesort.PLUGINS == (PluginSpec("PrioritySort", queuesort.new),)
+    assert len(queuesort.PLUGINS) == 1
+    spec = queuesort.PLUGINS[0]
+    assert (spec.name, spec.factory, spec.args_type) == ("PrioritySort", queuesort.new, None)

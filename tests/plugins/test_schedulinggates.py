@@ -45,7 +45,9 @@ def test_gated_pod_is_unresolvable(gates: list[str], message: str) -> None:
 
 def test_events_to_register() -> None:
     (ev,) = schedulinggates.new(None, None).events_to_register()
-    assert ev.event == ClusterEvent(EventResource.Pod, ActionType.UpdatePodSchedulingGatesEliminated)
+    assert ev.event == ClusterEvent(
+        EventResource.Pod, ActionType.UpdatePodSchedulingGatesEliminated
+    )
     assert ev.queueing_hint_fn is hint
 
 

@@ -466,7 +466,7 @@ class Cache:
                 if not update_pvcs:
                     old, new = existing.pvc_ref_counts, info.pvc_ref_counts
                     if len(old) != len(new) or any(k not in old for k in new):
-                        update_pvcs = True
+                        pass
                 self._copy_into(existing, item)
             item = item.next
         head = self._head

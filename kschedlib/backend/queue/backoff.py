@@ -182,8 +182,9 @@ class BackoffQueue:
     def has(self, key: str) -> bool:
         return self.pod_backoff_q.has_key(key) or self.pod_error_backoff_q.has_key(key)
 
-    def list(self) -> list[QueuedPodInfo]:
-        return self.pod_backoff_q.list() + self.pod_error_backoff_q.list()
+    def pod_infos(self) -> list[QueuedPodInfo]:
+        """podBackoffQ's pods then podErrorBackoffQ's, each in heap order."""
+        return self.pod_backoff_q.items() + self.pod_error_backoff_q.items()
 
     def __len__(self) -> int:
         return len(self.pod_backoff_q) + len(self.pod_error_backoff_q)

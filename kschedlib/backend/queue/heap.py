@@ -127,7 +127,7 @@ class Heap(Generic[T]):
     def has_key(self, key: str) -> bool:
         return key in self._index
 
-    def list(self) -> list[T]:
+    def items(self) -> list[T]:
         """Items in heap-array order (as Go's List)."""
         return list(self._items)
 

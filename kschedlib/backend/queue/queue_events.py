@@ -51,9 +51,7 @@ def _scaled_down(new_pod: Pod, old_pod: Pod) -> bool:
 def pod_scheduling_properties_change(new_pod: Pod, old_pod: Pod) -> list[ClusterEvent]:
     """framework.PodSchedulingPropertiesChange: the UpdatePodXYZ events a pod update stands for
     (labels, scale-down, scheduling gates removed, tolerations added), or a plain Update."""
-    resource = (
-        EventResource.AssignedPod if new_pod.spec.node_name else EventResource.UnscheduledPod
-    )
+    resource = EventResource.AssignedPod if new_pod.spec.node_name else EventResource.UnscheduledPod
     actions: list[ActionType] = []
     if new_pod.metadata.labels != old_pod.metadata.labels:
         actions.append(ActionType.UpdatePodLabel)

@@ -9,7 +9,7 @@ import attrs
 
 from kschedlib.api.pod import Pod
 from kschedlib.framework.cycle_state import CycleState
-from kschedlib.framework.interface import MAX_NODE_SCORE
+from kschedlib.framework.interface import MAX_NODE_SCORE, ScoreExtensions
 from kschedlib.framework.registry import PluginSpec
 from kschedlib.framework.status import Status
 from kschedlib.framework.types import ImageStateSummary, NodeInfo
@@ -92,7 +92,7 @@ class ImageLocality:
                     total += scaled_image_score(st, s.total_num_nodes)
         return calculate_priority(total, len(s.names)), None
 
-    def score_extensions(self) -> None:
+    def score_extensions(self) -> ScoreExtensions | None:
         return None
 
 

@@ -22,7 +22,5 @@ class InterPodAffinityArgs:
         w = self.hard_pod_affinity_weight
         if MIN_HARD_POD_AFFINITY_WEIGHT <= w <= MAX_HARD_POD_AFFINITY_WEIGHT:
             return []
-        msg = (
-            f"not in valid range [{MIN_HARD_POD_AFFINITY_WEIGHT}-{MAX_HARD_POD_AFFINITY_WEIGHT}]"
-        )
+        msg = f"not in valid range [{MIN_HARD_POD_AFFINITY_WEIGHT}-{MAX_HARD_POD_AFFINITY_WEIGHT}]"
         return [("hardPodAffinityWeight", f"Invalid value: {w}: {msg}")]

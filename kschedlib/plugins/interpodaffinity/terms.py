@@ -41,9 +41,7 @@ def merge_term_namespaces(term: AffinityTerm, namespaces: Iterable[Namespace]) -
     return attrs.evolve(term, namespaces=term.namespaces | names, namespace_selector=NOTHING)
 
 
-def merge_terms(
-    terms: Sequence[AffinityTerm], objects: ObjectStore
-) -> tuple[AffinityTerm, ...]:
+def merge_terms(terms: Sequence[AffinityTerm], objects: ObjectStore) -> tuple[AffinityTerm, ...]:
     """merge_term_namespaces over the incoming pod's terms, listing namespaces only if needed."""
     if not any(
         isinstance(t.namespace_selector, Selector) and not t.namespace_selector.is_empty()

@@ -11,9 +11,9 @@ import attrs
 from kschedlib.api.pod import NodeAffinity as NodeAffinitySpec
 from kschedlib.api.selectors import NodeSelectorRequirement, NodeSelectorTerm
 
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 
 
 @attrs.define(slots=True, kw_only=True)
@@ -42,19 +42,81 @@ class NodeAffinityArgs:
         return errs
 
 
+def _go_value(value: object) -> str:
+    """A bad value as apimachinery's field errors print it (%q for strings, %#v for lists)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]string(nil)"
+        return "[]string{" + ", ".join(json.dumps(v) for v in value) + "}"
+    return str(value)
+
+
 def _invalid(value: object, detail: str) -> str:
-    return f"Invalid value: {json.dumps(value)}: {detail}"
+    return f"Invalid value: {_go_value(value)}: {detail}"
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    ex = ",  or ".join(f"'{e}'" for e in examples)
+    return f"{msg} (e.g. {ex}, regex used for validation is '{fmt}')"
+
+
+_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QUALIFIED_NAME_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character"
+)
+_DNS1123_SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_DNS1123_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character"
+)
+_LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
+_LABEL_VALUE_MSG = (
+    "a valid label value must be an empty string or consist of alphanumeric characters, '-', "
+    "'_' or '.', and must start and end with an alphanumeric character"
+)
 
 
 def _label_key_error(key: str) -> str | None:
-    prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        return "prefix part must be a lowercase RFC 1123 subdomain"
-    if not name or len(name) > 63 or not _QUALIFIED_NAME.match(name):
+    """validation.IsQualifiedName, first problem only."""
+    parts = key.split("/")
+    if len(parts) > 2:
         return (
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-            "start and end with an alphanumeric character"
+            "a qualified name "
+            + _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         )
+    if len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            return "prefix part must be non-empty"
+        if len(prefix) > 253:
+            return "prefix part must be no more than 253 characters"
+        if not _DNS_SUBDOMAIN.match(prefix):
+            return "prefix part " + _regex_error(
+                _DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"
+            )
+    else:
+        name = parts[0]
+    if not name:
+        return "name part must be non-empty"
+    if len(name) > 63:
+        return "name part must be no more than 63 characters"
+    if not _QUALIFIED_NAME.match(name):
+        return "name part " + _regex_error(
+            _QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"
+        )
+    return None
+
+
+def _label_value_error(value: str) -> str | None:
+    """validation.IsValidLabelValue, first problem only."""
+    if len(value) > 63:
+        return "must be no more than 63 characters"
+    if not _LABEL_VALUE.match(value):
+        return _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
     return None
 
 
@@ -68,10 +130,6 @@ _MSG_EXISTS_VALUES = "values set must be empty for exists and does not exist"
 _MSG_GT_ONE = "for 'Gt', 'Lt' operators, exactly one value is required"
 _MSG_GT_INT = "for 'Gt', 'Lt' operators, the value must be an integer"
 _MSG_FIELD_ONE = "must have one element"
-_MSG_LABEL_VALUE = (
-    "a valid label value must be an empty string or consist of alphanumeric characters, "
-    "'-', '_' or '.', and must start and end with an alphanumeric character"
-)
 
 
 def term_errors(term: NodeSelectorTerm, path: str) -> list[tuple[str, str]]:
@@ -113,9 +171,8 @@ def _label_requirement_errors(r: NodeSelectorRequirement, path: str) -> list[tup
             for i, v in enumerate(vals)
             if not _parses_as_int64(v)
         )
-    errs.extend(
-        (f"{vp}[{i}]", _invalid(v, _MSG_LABEL_VALUE))
-        for i, v in enumerate(vals)
-        if len(v) > 63 or not _LABEL_VALUE.match(v)
-    )
+    for i, v in enumerate(vals):
+        value_err = _label_value_error(v)
+        if value_err is not None:
+            errs.append((f"{vp}[{i}]", _invalid(v, value_err)))
     return errs

@@ -14,6 +14,7 @@ from kschedlib.framework.status import SKIP, Status
 from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.noderesources.args import NodeResourcesBalancedAllocationArgs
 from kschedlib.plugins.noderesources.resource_allocation import (
+    FractionScore,
     ResourceAllocationScorer,
     Term,
     is_best_effort,
@@ -25,34 +26,27 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 MAX_NODE_SCORE = 100
 
 
-def balanced_resource_scorer(
-    requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]
-) -> int:
-    """(1 - std dev of the requested fractions, each capped at 1) * 100, in float64, truncated.
-
-    Weights play no part (validation pins them to 1).
-    """
-    fractions: list[float] = []
-    total = 0.0
-    for r, a in zip(requested, allocatable, strict=True):
-        if a == 0:
-            continue
-        f = float(r) / float(a)
-        if f > 1:
-            f = 1.0
-        total += f
-        fractions.append(f)
+def balance_score(fractions: list[float]) -> int:
+    """(1 - std dev of the fractions) * 100 in float64, truncated; std is |f1 - f2| / 2 for two
+    resources, the population std dev for more, 0 for fewer."""
     std = 0.0
     n = len(fractions)
     if n == 2:
         std = abs((fractions[0] - fractions[1]) / 2)
     elif n > 2:
+        total = 0.0
+        for f in fractions:
+            total += f
         mean = total / float(n)
         acc = 0.0
         for f in fractions:
             acc = acc + (f - mean) * (f - mean)
         std = math.sqrt(acc / float(n))
     return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+balanced_resource_scorer = FractionScore(balance_score)
+"""balancedResourceScorer over (requested, allocatable, weights) vectors."""
 
 
 class PreScoreState:

@@ -299,7 +299,7 @@ class Fit:
                 return QueueingHint.QueueSkip
             return QueueingHint.Queue
         if old_obj is None:
-            return QueueingHint.QueueSkip
+            return QueueingHint.Queue  # not an event Fit registers for: stay conservative
         if is_schedulable_after_pod_scale_down(pod, old_obj, new_obj):
             return QueueingHint.Queue
         return QueueingHint.QueueSkip

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from kschedlib.plugins.noderesources.resource_allocation import go_div
+from kschedlib.plugins.noderesources.resource_allocation import WeightedMean, go_div
 
 MAX_NODE_SCORE = 100
 
@@ -16,16 +14,5 @@ def least_requested_score(requested: int, capacity: int) -> int:
     return go_div((capacity - requested) * MAX_NODE_SCORE, capacity)
 
 
-def least_resource_scorer(
-    requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]
-) -> int:
-    """Weighted mean of least_requested_score over the node's resources (integer division)."""
-    node_score = weight_sum = 0
-    for r, a, w in zip(requested, allocatable, weights, strict=True):
-        if a == 0:
-            continue
-        node_score += least_requested_score(r, a) * w
-        weight_sum += w
-    if weight_sum == 0:
-        return 0
-    return go_div(node_score, weight_sum)
+least_resource_scorer = WeightedMean(least_requested_score)
+"""Weighted mean of least_requested_score over the node's resources (integer division)."""

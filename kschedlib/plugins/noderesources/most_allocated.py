@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from kschedlib.plugins.noderesources.resource_allocation import go_div
+from kschedlib.plugins.noderesources.resource_allocation import WeightedMean, go_div
 
 MAX_NODE_SCORE = 100
 
@@ -18,16 +16,5 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return go_div(requested * MAX_NODE_SCORE, capacity)
 
 
-def most_resource_scorer(
-    requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]
-) -> int:
-    """Weighted mean of most_requested_score over the node's resources (integer division)."""
-    node_score = weight_sum = 0
-    for r, a, w in zip(requested, allocatable, weights, strict=True):
-        if a == 0:
-            continue
-        node_score += most_requested_score(r, a) * w
-        weight_sum += w
-    if weight_sum == 0:
-        return 0
-    return go_div(node_score, weight_sum)
+most_resource_scorer = WeightedMean(most_requested_score)
+"""Weighted mean of most_requested_score over the node's resources (integer division)."""

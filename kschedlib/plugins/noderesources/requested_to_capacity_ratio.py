@@ -3,11 +3,10 @@ shape (helper.BuildBrokenLinearFunction), then take the rounded weighted mean.""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 from kschedlib.plugins.noderesources.args import MAX_CUSTOM_PRIORITY_SCORE, UtilizationShapePoint
-from kschedlib.plugins.noderesources.resource_allocation import Scorer, go_div
+from kschedlib.plugins.noderesources.resource_allocation import WeightedMean, go_div
 
 MAX_NODE_SCORE = 100
 MAX_UTILIZATION = 100
@@ -31,15 +30,7 @@ def build_broken_linear_function(shape: Sequence[tuple[int, int]]) -> Callable[[
     return f
 
 
-def go_round(x: float) -> int:
-    """math.Round: half away from zero."""
-    t = math.trunc(x)
-    if abs(x - t) >= 0.5:
-        t += 1 if x > 0 else -1
-    return int(t)
-
-
-def requested_to_capacity_ratio_scorer(shape: Sequence[UtilizationShapePoint]) -> Scorer:
+def requested_to_capacity_ratio_scorer(shape: Sequence[UtilizationShapePoint]) -> WeightedMean:
     """The scorer for a shape whose scores (0..10) are scaled to 0..MAX_NODE_SCORE."""
     scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
     raw = build_broken_linear_function([(p.utilization, p.score * scale) for p in shape])
@@ -53,17 +44,4 @@ def requested_to_capacity_ratio_scorer(shape: Sequence[UtilizationShapePoint]) -
         p = go_div(requested * MAX_UTILIZATION, capacity)
         return table[p] if 0 <= p <= MAX_UTILIZATION else raw(p)
 
-    def scorer(requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
-        node_score = weight_sum = 0
-        for r, a, w in zip(requested, allocatable, weights, strict=True):
-            if a == 0:
-                continue
-            s = resource_score(r, a)
-            if s > 0:
-                node_score += s * w
-                weight_sum += w
-        if weight_sum == 0:
-            return 0
-        return go_round(float(node_score) / float(weight_sum))
-
-    return scorer
+    return WeightedMean(resource_score, positive_only=True, rounded=True)

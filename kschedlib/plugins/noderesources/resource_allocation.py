@@ -7,6 +7,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
+import attrs
+
 from kschedlib.api.pod import Pod
 from kschedlib.api.resource import (
     CPU,
@@ -81,8 +83,72 @@ def prepare_terms(
     return tuple(terms)
 
 
+@attrs.define(slots=True, frozen=True)
+class WeightedMean:
+    """How LeastAllocated, MostAllocated and RequestedToCapacityRatio combine resources:
+    a weighted mean of ``resource_score(requested, allocatable)``.
+
+    RequestedToCapacityRatio leaves resources scoring 0 out of the weight sum
+    (``positive_only``) and rounds the mean in float64 (``rounded``); the others truncate.
+    """
+
+    resource_score: Callable[[int, int], int]
+    positive_only: bool = False
+    rounded: bool = False
+
+    def __call__(
+        self, requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]
+    ) -> int:
+        """The Scorer over vectors (resources with zero allocatable are skipped)."""
+        node_score = weight_sum = 0
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
+            if a == 0:
+                continue
+            s = self.resource_score(r, a)
+            if s > 0 or not self.positive_only:
+                node_score += s * w
+                weight_sum += w
+        return self.finish(node_score, weight_sum)
+
+    def finish(self, node_score: int, weight_sum: int) -> int:
+        if weight_sum == 0:
+            return 0
+        if self.rounded:
+            return go_round(float(node_score) / float(weight_sum))
+        return go_div(node_score, weight_sum)
+
+
+@attrs.define(slots=True, frozen=True)
+class FractionScore:
+    """How BalancedAllocation combines resources: ``score_fractions`` over each resource's
+    requested / allocatable, in float64, capped at 1 (weights play no part)."""
+
+    score_fractions: Callable[[list[float]], int]
+
+    def __call__(
+        self, requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]
+    ) -> int:
+        """The Scorer over vectors (resources with zero allocatable are skipped)."""
+        fractions = [
+            min(float(r) / float(a), 1.0)
+            for r, a in zip(requested, allocatable, strict=True)
+            if a != 0
+        ]
+        return self.score_fractions(fractions)
+
+
+def go_round(x: float) -> int:
+    """math.Round: half away from zero."""
+    t = math.trunc(x)
+    if abs(x - t) >= 0.5:
+        t += 1 if x > 0 else -1
+    return int(t)
+
+
 class ResourceAllocationScorer:
-    """Scores a node with ``scorer`` over the resources it has allocatable.
+    """Scores a node over the resources it has allocatable: a WeightedMean or FractionScore
+    strategy is folded in place (allocating nothing but the fractions), any other Scorer
+    gets the vectors.
 
     ``use_requested`` picks NodeInfo.requested over non_zero_requested for cpu and memory
     (BalancedAllocation); scalar resources and ephemeral-storage always use requested.
@@ -90,7 +156,15 @@ class ResourceAllocationScorer:
     that on for BalancedAllocation only (NodeResourcesFit's scorer never gets the feature flag).
     """
 
-    __slots__ = ("name", "pod_level", "resources", "scorer", "use_requested")
+    __slots__ = (
+        "_fractions",
+        "_weighted",
+        "name",
+        "pod_level",
+        "resources",
+        "scorer",
+        "use_requested",
+    )
 
     def __init__(
         self,
@@ -106,6 +180,8 @@ class ResourceAllocationScorer:
         self.scorer = scorer
         self.use_requested = use_requested
         self.pod_level = pod_level
+        self._weighted = scorer if isinstance(scorer, WeightedMean) else None
+        self._fractions = scorer if isinstance(scorer, FractionScore) else None
 
     def pod_request_list(self, pod: Pod) -> list[int]:
         return pod_resource_request_list(pod, self.resources, self.use_requested, self.pod_level)
@@ -117,9 +193,17 @@ class ResourceAllocationScorer:
         alloc = node_info.allocatable
         requested = node_info.requested
         cpu_mem = requested if self.use_requested else node_info.non_zero_requested
-        req_list: list[int] = []
-        alloc_list: list[int] = []
-        weights: list[int] = []
+        weighted = self._weighted
+        by_fraction = self._fractions
+        fractions: list[float] = []
+        if weighted is not None:
+            resource_score = weighted.resource_score
+            positive_only = weighted.positive_only
+            node_score = weight_sum = 0
+        elif by_fraction is None:
+            req_list: list[int] = []
+            alloc_list: list[int] = []
+            weights: list[int] = []
         for kind, name, pod_req, weight in terms:
             if kind == KIND_CPU:
                 a = alloc.milli_cpu
@@ -138,9 +222,22 @@ class ResourceAllocationScorer:
                 r = requested.scalar_resources.get(name, 0) + pod_req
             if a == 0:
                 continue
-            req_list.append(r)
-            alloc_list.append(a)
-            weights.append(weight)
+            if weighted is not None:
+                s = resource_score(r, a)
+                if s > 0 or not positive_only:
+                    node_score += s * weight
+                    weight_sum += weight
+            elif by_fraction is not None:
+                f = float(r) / float(a)
+                fractions.append(1.0 if f > 1 else f)
+            else:
+                req_list.append(r)
+                alloc_list.append(a)
+                weights.append(weight)
+        if weighted is not None:
+            return weighted.finish(node_score, weight_sum)
+        if by_fraction is not None:
+            return by_fraction.score_fractions(fractions)
         return self.scorer(req_list, alloc_list, weights)
 
 

@@ -20,11 +20,43 @@ from kschedlib.plugins.podtopologyspread.common import (
 
 INVALID_SCORE = -1
 
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_HALF_SQRT2 = 7.07106781186547524401e-01
+_L1 = 6.666666666666735130e-01
+_L2 = 3.999999999940941908e-01
+_L3 = 2.857142874366239149e-01
+_L4 = 2.222219843214978396e-01
+_L5 = 1.818357216161805012e-01
+_L6 = 1.531383769920937332e-01
+_L7 = 1.479819860511658591e-01
+
+
+def go_log(x: float) -> float:
+    """Go's math.Log, bit for bit (the FreeBSD algorithm Go runs on amd64); the C library's
+    log differs in the last bit for some inputs, e.g. 3."""
+    if not (x > 0.0 and math.isfinite(x)):
+        return math.log(x) if x > 0.0 else (-math.inf if x == 0.0 else math.nan)
+    f1, ki = math.frexp(x)
+    if f1 < _HALF_SQRT2:
+        f1 *= 2.0
+        ki -= 1
+    f = f1 - 1.0
+    k = float(ki)
+    s = f / (2.0 + f)
+    s2 = s * s
+    s4 = s2 * s2
+    t1 = s2 * (_L1 + s4 * (_L3 + s4 * (_L5 + s4 * _L7)))
+    t2 = s4 * (_L2 + s4 * (_L4 + s4 * _L6))
+    r = t1 + t2
+    hfsq = 0.5 * f * f
+    return k * _LN2_HI - ((hfsq - (s * (hfsq + r) + k * _LN2_LO)) - f)
+
 
 def topology_normalizing_weight(size: int) -> float:
     """The weight of a constraint with ``size`` domains: log(size + 2), so that counts in
     small topologies are not watered down by big ones."""
-    return math.log(size + 2)
+    return go_log(float(size + 2))
 
 
 def go_round(x: float) -> float:

@@ -169,7 +169,10 @@ def translated_node_affinity(pv: PersistentVolume, plugin: str) -> NodeSelector 
             terms = _replace_key(terms, zone_label, csi_key)
         elif zone_label in pv.metadata.labels:
             zones = sorted(
-                {z.strip() for z in pv.metadata.labels[zone_label].split(LABEL_MULTI_ZONE_DELIMITER)}
+                {
+                    z.strip()
+                    for z in pv.metadata.labels[zone_label].split(LABEL_MULTI_ZONE_DELIMITER)
+                }
                 - {""}
             )
             if zones:

@@ -109,7 +109,9 @@ def storage_capacity(pv: PersistentVolume) -> Quantity:
     return pv.spec.capacity.get(RESOURCE_STORAGE, ZERO)
 
 
-def volume_mode_mismatch(pvc_spec: PersistentVolumeClaimSpec, pv_spec: PersistentVolumeSpec) -> bool:
+def volume_mode_mismatch(
+    pvc_spec: PersistentVolumeClaimSpec, pv_spec: PersistentVolumeSpec
+) -> bool:
     """CheckVolumeModeMismatches: an unset mode means Filesystem."""
     return (pvc_spec.volume_mode or FILESYSTEM) != (pv_spec.volume_mode or FILESYSTEM)
 

@@ -1,0 +1,655 @@
+"""PriorityQueue: kube-scheduler v1.35's scheduling queue (activeQ, backoffQ, unschedulable pods),
+driven by an injected clock and no threads.
+
+v1.35 defaults reproduced: SchedulerQueueingHints (GA) decides requeueing with the rejecting
+plugins' hints, including for events seen while a pod was in flight; SchedulerPopFromBackoffQ
+(beta, on) pops from backoffQ when activeQ is empty, runs PreEnqueue when a pod enters backoffQ
+and orders backoffQ by 1-second windows, then by the QueueSort ``less``.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from kschedlib.api.pod import Pod, pod_priority
+from kschedlib.backend.queue.active import ActiveQueue, InFlightEvent
+from kschedlib.backend.queue.backoff import BackoffQueue
+from kschedlib.backend.queue.hints import HintRegistration
+from kschedlib.backend.queue.metrics import (
+    ACTIVE,
+    BACKOFF,
+    GATED,
+    QUEUEING_HINT_ERROR,
+    QUEUEING_HINT_QUEUE,
+    QUEUEING_HINT_SKIP,
+    UNSCHEDULABLE,
+    QueueMetrics,
+)
+from kschedlib.backend.queue.nominator import NominatingInfo, Nominator, PodLister, PodRef
+from kschedlib.backend.queue.queue_events import (
+    BACKOFF_COMPLETE,
+    EVENT_ASSIGNED_POD_ADD,
+    EVENT_FORCE_ACTIVATE,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    EVENT_UNSCHEDULED_POD_ADD,
+    EVENT_UNSCHEDULED_POD_UPDATE,
+    FORCE_ACTIVATE_LABEL,
+    POD_SCALE_DOWN,
+    POP_FROM_BACKOFF_Q,
+    SCHEDULE_ATTEMPT_FAILURE,
+    pod_scheduling_properties_change,
+)
+from kschedlib.errors import QueueError
+from kschedlib.framework.events import (
+    ActionType,
+    ClusterEvent,
+    EventResource,
+    QueueingHint,
+    QueueingHintFn,
+)
+from kschedlib.framework.handle import RealClock
+from kschedlib.framework.interface import Clock, PreEnqueuePlugin
+from kschedlib.framework.queued_pod_info import QueuedPodInfo
+from kschedlib.framework.status import Code, Status
+from kschedlib.framework.types import PodInfo
+
+DEFAULT_POD_INITIAL_BACKOFF = 1.0
+DEFAULT_POD_MAX_BACKOFF = 10.0
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
+
+ACTIVE_Q = "Active"
+BACKOFF_Q = "Backoff"
+UNSCHEDULABLE_Q = "Unschedulable"
+
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
+
+LessFn = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+PreEnqueueCheck = Callable[[Pod], bool]
+NamespaceLabels = Callable[[str], "Mapping[str, str] | None"]
+
+_EVENTS_THAT_NOMINATE = (EVENT_UNSCHEDULED_POD_ADD.label, EVENT_UNSCHEDULED_POD_UPDATE.label)
+
+
+def priority_sort_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+    """The PrioritySort QueueSort plugin: higher priority first, then the earlier timestamp."""
+    p1 = pod_priority(a.pod)
+    p2 = pod_priority(b.pod)
+    return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+
+class QueueingStrategy(enum.IntEnum):
+    """How a pod leaves the unschedulable pods: not at all, after its backoff, or right away."""
+
+    QueueSkip = 0
+    QueueAfterBackoff = 1
+    QueueImmediately = 2
+
+
+class PriorityQueue:
+    """The scheduling queue shared by all profiles; a pod's profile is its spec.schedulerName.
+
+    ``pre_enqueue_plugins`` and ``queueing_hints`` are keyed by profile name; hint registrations
+    are (event, plugin name, hint fn or None), e.g. from ``build_queueing_hints``. Pods are
+    identified by namespace/name in the queues and by UID in flight and in the nominator.
+    Nothing runs by itself: the host calls ``flush_backoff_q_completed`` every second and
+    ``flush_unschedulable_pods_leftover`` every 30 s (see ``QueueTicker``).
+    """
+
+    def __init__(
+        self,
+        less: LessFn | None = None,
+        clock: Clock | None = None,
+        pre_enqueue_plugins: Mapping[str, Sequence[PreEnqueuePlugin]] | None = None,
+        queueing_hints: Mapping[str, Iterable[HintRegistration]] | None = None,
+        pod_initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
+        pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
+        pod_max_in_unschedulable_pods_duration: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+        *,
+        pod_lister: PodLister | None = None,
+        namespace_labels: NamespaceLabels | None = None,
+        pop_from_backoff_q: bool = True,
+        metrics: QueueMetrics | None = None,
+    ) -> None:
+        self._less: LessFn = less if less is not None else priority_sort_less
+        self._clock: Clock = clock if clock is not None else RealClock()
+        self._pre_enqueue: dict[str, list[PreEnqueuePlugin]] = {
+            profile: list(pls) for profile, pls in (pre_enqueue_plugins or {}).items()
+        }
+        self._hints: dict[str, dict[ClusterEvent, list[tuple[str, QueueingHintFn | None]]]] = {}
+        self._plugin_to_events: dict[str, list[ClusterEvent]] = {}
+        for profile, regs in (queueing_hints or {}).items():
+            hint_map = self._hints.setdefault(profile, {})
+            for event, plugin, fn in regs:
+                hint_map.setdefault(event, []).append((plugin, fn))
+                self._plugin_to_events.setdefault(plugin, []).append(event)
+        self._pod_max_in_unschedulable_pods_duration = pod_max_in_unschedulable_pods_duration
+        self._namespace_labels = namespace_labels
+        self._pop_from_backoff_q = pop_from_backoff_q
+        self.metrics = metrics if metrics is not None else QueueMetrics()
+        self._active = ActiveQueue(self._less, self.metrics)
+        self._backoff = BackoffQueue(
+            self._clock,
+            pod_initial_backoff,
+            pod_max_backoff,
+            self._less,
+            pop_from_backoff_q,
+            self.metrics,
+        )
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._nominator = Nominator(pod_lister)
+        self.move_request_cycle = -1
+        """Cycle of the last move request; kept as in Go, unused while queueing hints are on."""
+
+    # ------------------------------------------------------------------ helpers
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @property
+    def backoff_q(self) -> BackoffQueue:
+        return self._backoff
+
+    @property
+    def nominator(self) -> Nominator:
+        return self._nominator
+
+    def new_queued_pod_info(self, pod: Pod, *plugins: str) -> QueuedPodInfo:
+        return QueuedPodInfo.of(pod, self._clock.now(), *plugins)
+
+    def _unschedulable_add_or_update(self, p: QueuedPodInfo, event: str) -> None:
+        key = p.key
+        if key not in self._unschedulable:
+            self.metrics.incoming(UNSCHEDULABLE, event)
+        self._unschedulable[key] = p
+
+    def _unschedulable_delete(self, pod: Pod) -> None:
+        self._unschedulable.pop(pod.key, None)
+
+    # ------------------------------------------------------------------ PreEnqueue
+
+    def _run_pre_enqueue_plugins(self, p: QueuedPodInfo) -> None:
+        """Run the profile's PreEnqueue plugins, the gating one first; the first rejection gates
+        the pod, and the pod is ungated only when all admit it."""
+        plugins = self._pre_enqueue.get(p.pod.spec.scheduler_name, ())
+        gating = p.gating_plugin
+        if gating:
+            for pl in plugins:
+                if pl.name == gating:
+                    if not self._run_pre_enqueue_plugin(pl, p):
+                        return
+                    break
+        for pl in plugins:
+            if gating and pl.name == gating:
+                continue
+            if not self._run_pre_enqueue_plugin(pl, p):
+                return
+        p.gating_plugin = ""
+
+    def _run_pre_enqueue_plugin(self, pl: PreEnqueuePlugin, p: QueuedPodInfo) -> bool:
+        status: Status | None
+        try:
+            status = pl.pre_enqueue(p.pod)
+        except Exception as exc:  # a raising plugin gates the pod with an Error status
+            status = Status.error(exc, pl.name)
+        code = Code.Success if status is None else status.code
+        self.metrics.pre_enqueue_results[(pl.name, code.name)] += 1
+        if code == Code.Success:
+            return True
+        p.unschedulable_plugins.add(pl.name)
+        self.metrics.unschedulable_reasons[(pl.name, p.pod.spec.scheduler_name)] += 1
+        p.gating_plugin = pl.name
+        p.gating_plugin_events = tuple(self._plugin_to_events.get(pl.name, ()))
+        return False
+
+    # ------------------------------------------------------------------ moves
+
+    def _move_to_active_q(
+        self, p: QueuedPodInfo, event: str, moves_from_backoff_q: bool = False
+    ) -> bool:
+        """Run PreEnqueue (unless the pod comes straight from backoffQ) and add the pod to activeQ,
+        or keep it with the unschedulable pods when gated. True when added to activeQ."""
+        if not (self._pop_from_backoff_q and moves_from_backoff_q):
+            self._run_pre_enqueue_plugins(p)
+        key = p.key
+        if p.gated():
+            if self._active.has(key) or self._backoff.has(key) or key in self._unschedulable:
+                return False
+            self._unschedulable_add_or_update(p, event)
+            return False
+        if p.initial_attempt_timestamp is None:
+            p.initial_attempt_timestamp = self._clock.now()
+        self._unschedulable_delete(p.pod)
+        self._backoff.delete(key)
+        self._active.add(p, event)
+        if event in _EVENTS_THAT_NOMINATE:
+            self._nominator.add_nominated_pod(p.pod_info, None)
+        return True
+
+    def _move_to_backoff_q(self, p: QueuedPodInfo, event: str) -> bool:
+        """Add the pod to backoffQ, running PreEnqueue first (PopFromBackoffQ); a gated pod stays
+        with the unschedulable pods. True when added to backoffQ."""
+        if self._pop_from_backoff_q:
+            self._run_pre_enqueue_plugins(p)
+            if p.gated():
+                if p.key not in self._unschedulable:
+                    self._unschedulable_add_or_update(p, event)
+                return False
+        self._unschedulable_delete(p.pod)
+        self._backoff.add(p, event)
+        return True
+
+    def _requeue_pod_with_queueing_strategy(
+        self, p: QueuedPodInfo, strategy: QueueingStrategy, event: str
+    ) -> str:
+        """Put the pod where ``strategy`` says; returns the queue it ended up in."""
+        if strategy == QueueingStrategy.QueueSkip:
+            self._unschedulable_add_or_update(p, event)
+            return UNSCHEDULABLE_Q
+        if strategy == QueueingStrategy.QueueAfterBackoff and self._backoff.is_pod_backing_off(p):
+            return BACKOFF_Q if self._move_to_backoff_q(p, event) else UNSCHEDULABLE_Q
+        return ACTIVE_Q if self._move_to_active_q(p, event) else UNSCHEDULABLE_Q
+
+    # ------------------------------------------------------------------ queueing hints
+
+    def is_event_of_interest(self, event: ClusterEvent) -> bool:
+        """Whether some profile's plugin registered an event matching ``event``."""
+        if event.is_wildcard():
+            return True
+        return any(ev.match(event) for hint_map in self._hints.values() for ev in hint_map)
+
+    def _is_pod_worth_requeuing(
+        self, p: QueuedPodInfo, event: ClusterEvent, old_obj: Any, new_obj: Any
+    ) -> QueueingStrategy:
+        """Ask the hints of the plugins that rejected ``p`` about ``event``: a Queue from a
+        Pending plugin requeues immediately, from another plugin after backoff."""
+        rejectors = p.unschedulable_plugins | p.pending_plugins
+        if not rejectors:
+            return QueueingStrategy.QueueAfterBackoff
+        if event.is_wildcard():
+            # A wildcard event carrying a pod in new_obj is meant for that pod only.
+            if new_obj is not None and (not isinstance(new_obj, Pod) or new_obj.uid != p.uid):
+                return QueueingStrategy.QueueSkip
+            return QueueingStrategy.QueueAfterBackoff
+        hint_map = self._hints.get(p.pod.spec.scheduler_name)
+        if hint_map is None:
+            return QueueingStrategy.QueueAfterBackoff
+        strategy = QueueingStrategy.QueueSkip
+        for registered, fns in hint_map.items():
+            if not registered.match(event):
+                continue
+            for plugin, fn in fns:
+                if plugin not in rejectors:
+                    continue
+                hint, result = self._call_hint(fn, p.pod, old_obj, new_obj)
+                self.metrics.queueing_hint_results[(plugin, event.label, result)] += 1
+                if hint == QueueingHint.QueueSkip:
+                    continue
+                if plugin in p.pending_plugins:
+                    return QueueingStrategy.QueueImmediately
+                if not p.pending_plugins:
+                    return QueueingStrategy.QueueAfterBackoff
+                strategy = QueueingStrategy.QueueAfterBackoff
+        return strategy
+
+    @staticmethod
+    def _call_hint(
+        fn: QueueingHintFn | None, pod: Pod, old_obj: Any, new_obj: Any
+    ) -> tuple[QueueingHint, str]:
+        if fn is None:
+            return QueueingHint.Queue, QUEUEING_HINT_QUEUE
+        try:
+            hint = fn(pod, old_obj, new_obj)
+        except Exception:  # an erroring hint must not leave the pod stuck
+            return QueueingHint.Queue, QUEUEING_HINT_ERROR
+        if hint == QueueingHint.QueueSkip:
+            return QueueingHint.QueueSkip, QUEUEING_HINT_SKIP
+        return QueueingHint.Queue, QUEUEING_HINT_QUEUE
+
+    def _determine_scheduling_hint_for_in_flight_pod(self, p: QueuedPodInfo) -> QueueingStrategy:
+        """Replay the events received while ``p`` was in flight through its rejectors' hints."""
+        if not p.unschedulable_plugins and not p.pending_plugins:
+            # Failed with an error, not a rejection: retry after backoff.
+            return QueueingStrategy.QueueAfterBackoff
+        events = self._active.in_flight.events_for_pod(p.uid)
+        if events is None:
+            return QueueingStrategy.QueueAfterBackoff
+        strategy = QueueingStrategy.QueueSkip
+        for e in events:
+            s = self._is_pod_worth_requeuing(p, e.event, e.old_obj, e.new_obj)
+            if s == QueueingStrategy.QueueSkip:
+                continue
+            if s == QueueingStrategy.QueueImmediately:
+                return s
+            strategy = QueueingStrategy.QueueAfterBackoff
+            if not p.pending_plugins:
+                return strategy
+        return strategy
+
+    # ------------------------------------------------------------------ SchedulingQueue API
+
+    def add(self, pod: Pod) -> None:
+        """A new unscheduled pod: into activeQ, or with the unschedulable pods if gated."""
+        self._move_to_active_q(self.new_queued_pod_info(pod), EVENT_UNSCHEDULED_POD_ADD.label)
+
+    def activate(self, pods: Iterable[Pod] | Mapping[str, Pod]) -> None:
+        """Move the given pods from the unschedulable pods or backoffQ to activeQ; for a pod in
+        flight, record a ForceActivate event so it is requeued when it comes back."""
+        items = pods.values() if isinstance(pods, Mapping) else pods
+        for pod in items:
+            if self._activate(pod):
+                continue
+            self._active.add_events_if_pod_in_flight(None, pod, (EVENT_FORCE_ACTIVATE,))
+            self.move_request_cycle = self._active.sched_cycle
+
+    def _activate(self, pod: Pod) -> bool:
+        key = pod.key
+        p = self._unschedulable.get(key)
+        from_backoff = False
+        if p is None:
+            p = self._backoff.get(key)
+            if p is None or not self._backoff.delete(key):
+                return False
+            from_backoff = True
+        return self._move_to_active_q(p, FORCE_ACTIVATE_LABEL, from_backoff)
+
+    def scheduling_cycle(self) -> int:
+        return self._active.sched_cycle
+
+    def pop(self) -> QueuedPodInfo | None:
+        """Take the head of activeQ (or of backoffQ when activeQ is empty) into flight; None when
+        nothing can be popped. Counts the attempt and starts a scheduling cycle.
+
+        Like kube-scheduler v1.35, the previous attempt's ``unschedulable_plugins`` and
+        ``pending_plugins`` are kept: the caller must set them from this attempt's failure (both
+        empty for an error) before ``add_unschedulable_if_not_present``.
+        """
+        while True:
+            p = self._active.heap.pop()
+            if p is None:
+                if not self._pop_from_backoff_q:
+                    return None
+                p = self._backoff.pop_backoff()
+                if p is None:
+                    return None
+                self.metrics.incoming(ACTIVE, POP_FROM_BACKOFF_Q)
+            p.attempts += 1
+            if p.uid in self._active.in_flight:
+                # The same pod is already being scheduled: discard this copy (as kube-scheduler).
+                continue
+            self._active.in_flight.add_pod(p.pod)
+            self._active.sched_cycle += 1
+            profile = p.pod.spec.scheduler_name
+            self.metrics.scheduling_attempts[profile] += 1
+            for plugin in p.unschedulable_plugins | p.pending_plugins:
+                self.metrics.unschedulable_reasons[(plugin, profile)] -= 1
+            # The rejectors of the last attempt stay on the pod (for logging); the scheduler
+            # replaces them when this attempt fails (empty sets for an error).
+            return p
+
+    def done(self, uid: str) -> None:
+        """End the in-flight tracking of a popped pod (idempotent)."""
+        self._active.in_flight.done(uid)
+
+    def add_unschedulable_if_not_present(self, p: QueuedPodInfo, scheduling_cycle: int) -> None:
+        """Bring a pod back after a failed attempt (its in-flight tracking ends either way).
+
+        Rejected pods (``unschedulable_plugins``/``pending_plugins`` set) wait with the
+        unschedulable pods unless an event received during the attempt makes a rejector's hint
+        say Queue; pods that failed with an error go to backoffQ. Raises QueueError, changing
+        nothing else, when the pod is already queued.
+        """
+        try:
+            key = p.key
+            if key in self._unschedulable:
+                raise QueueError(f"Pod {key} is already present in unschedulable queue")
+            if self._active.has(key):
+                raise QueueError(f"Pod {key} is already present in the active queue")
+            if self._backoff.has(key):
+                raise QueueError(f"Pod {key} is already present in the backoff queue")
+            if not p.unschedulable_plugins and not p.pending_plugins:
+                p.consecutive_errors_count += 1
+            else:
+                p.unschedulable_count += 1
+                p.consecutive_errors_count = 0
+            p.timestamp = self._clock.now()
+            p.backoff_expiration = None
+            profile = p.pod.spec.scheduler_name
+            for plugin in p.unschedulable_plugins | p.pending_plugins:
+                self.metrics.unschedulable_reasons[(plugin, profile)] += 1
+            strategy = self._determine_scheduling_hint_for_in_flight_pod(p)
+            self._requeue_pod_with_queueing_strategy(p, strategy, SCHEDULE_ATTEMPT_FAILURE)
+        finally:
+            self.done(p.uid)
+
+    def flush_backoff_q_completed(self) -> None:
+        """Move every pod whose backoff is over from backoffQ to activeQ."""
+        for p in self._backoff.pop_all_backoff_completed():
+            self._move_to_active_q(p, BACKOFF_COMPLETE, moves_from_backoff_q=True)
+
+    def flush_unschedulable_pods_leftover(self) -> None:
+        """Requeue pods that waited longer than podMaxInUnschedulablePodsDuration."""
+        now = self._clock.now()
+        limit = self._pod_max_in_unschedulable_pods_duration
+        to_move = [p for p in self._unschedulable.values() if now - p.timestamp > limit]
+        if to_move:
+            self._move_pods_to_active_or_backoff_queue(
+                to_move, EVENT_UNSCHEDULABLE_TIMEOUT, None, None
+            )
+
+    def update(self, old_pod: Pod | None, new_pod: Pod) -> None:
+        """An unscheduled pod changed: update it where it is queued, requeue it from the
+        unschedulable pods if its rejectors' hints say so, or add it when unknown. For a pod in
+        flight, only record the update events."""
+        if old_pod is not None:
+            events = pod_scheduling_properties_change(new_pod, old_pod)
+        else:
+            resource = (
+                EventResource.AssignedPod
+                if new_pod.spec.node_name
+                else EventResource.UnscheduledPod
+            )
+            events = [ClusterEvent(resource, ActionType.Update)]
+        if self._active.add_events_if_pod_in_flight(old_pod, new_pod, events):
+            return
+        if old_pod is not None:
+            old_key = old_pod.key
+            p = self._active.update(new_pod, old_key)
+            if p is None:
+                p = self._backoff.update(new_pod, old_key)
+            if p is not None:
+                self._nominator.update_nominated_pod(old_pod, p.pod_info)
+                return
+        p = self._unschedulable.get(new_pod.key)
+        if p is not None:
+            p.update(new_pod)
+            self._nominator.update_nominated_pod(old_pod, p.pod_info)
+            for evt in events:
+                strategy = self._is_pod_worth_requeuing(p, evt, old_pod, new_pod)
+                queue = self._requeue_pod_with_queueing_strategy(p, strategy, evt.label)
+                if queue == ACTIVE_Q or (self._pop_from_backoff_q and queue == BACKOFF_Q):
+                    break
+            return
+        self._move_to_active_q(
+            self.new_queued_pod_info(new_pod), EVENT_UNSCHEDULED_POD_UPDATE.label
+        )
+
+    def delete(self, pod: Pod) -> None:
+        """Forget an unscheduled pod (and its nomination); unknown pods are ignored."""
+        self._nominator.delete_nominated_pod_if_exists(pod)
+        key = pod.key
+        if self._active.delete(key) or self._backoff.delete(key):
+            return
+        self._unschedulable.pop(key, None)
+
+    def assigned_pod_added(self, pod: Pod) -> None:
+        """A bound pod appeared: it may satisfy affinity or spreading of unschedulable pods."""
+        self._move_pods_to_active_or_backoff_queue(
+            self._unschedulable_pods_with_cross_topology_term(pod),
+            EVENT_ASSIGNED_POD_ADD,
+            None,
+            pod,
+        )
+
+    def assigned_pod_updated(self, old_pod: Pod, new_pod: Pod, event: ClusterEvent) -> None:
+        """A bound pod changed: a scale-down may help any pod, other changes only pods with
+        matching affinity terms or rejected by PodTopologySpread."""
+        if POD_SCALE_DOWN.match(event):
+            self.move_all_to_active_or_backoff_queue(event, old_pod, new_pod, None)
+        else:
+            self._move_pods_to_active_or_backoff_queue(
+                self._unschedulable_pods_with_cross_topology_term(new_pod), event, old_pod, new_pod
+            )
+
+    def move_all_to_active_or_backoff_queue(
+        self,
+        event: ClusterEvent,
+        old_obj: Any,
+        new_obj: Any,
+        pre_check: PreEnqueueCheck | None = None,
+    ) -> None:
+        """A cluster event: requeue the unschedulable pods (passing ``pre_check``) whose rejectors'
+        hints say Queue, and remember the event for the pods in flight."""
+        if not self.is_event_of_interest(event):
+            return
+        pods = [p for p in self._unschedulable.values() if pre_check is None or pre_check(p.pod)]
+        self._move_pods_to_active_or_backoff_queue(pods, event, old_obj, new_obj)
+
+    def _move_pods_to_active_or_backoff_queue(
+        self, pods: list[QueuedPodInfo], event: ClusterEvent, old_obj: Any, new_obj: Any
+    ) -> None:
+        if not self.is_event_of_interest(event):
+            return
+        for p in pods:
+            if p.gated() and not any(e.match(event) for e in p.gating_plugin_events):
+                # Only an event the gating plugin registered can ungate the pod.
+                continue
+            strategy = self._is_pod_worth_requeuing(p, event, old_obj, new_obj)
+            if strategy == QueueingStrategy.QueueSkip:
+                continue
+            self._unschedulable_delete(p.pod)
+            self._requeue_pod_with_queueing_strategy(p, strategy, event.label)
+        self.move_request_cycle = self._active.sched_cycle
+        self._active.add_event_if_any_in_flight(old_obj, new_obj, event)
+
+    def _unschedulable_pods_with_cross_topology_term(self, pod: Pod) -> list[QueuedPodInfo]:
+        """Unschedulable pods rejected by PodTopologySpread in ``pod``'s namespace, or with a
+        required affinity term matching ``pod``."""
+        ns_labels: Mapping[str, str] = {}
+        if self._namespace_labels is not None:
+            ns_labels = self._namespace_labels(pod.metadata.namespace) or {}
+        out: list[QueuedPodInfo] = []
+        for p in self._unschedulable.values():
+            if (
+                POD_TOPOLOGY_SPREAD in p.unschedulable_plugins
+                and pod.metadata.namespace == p.pod.metadata.namespace
+            ):
+                out.append(p)
+                continue
+            for term in p.pod_info.required_affinity_terms:
+                if term.matches(pod, ns_labels):
+                    out.append(p)
+                    break
+        return out
+
+    # ------------------------------------------------------------------ nominator
+
+    def add_nominated_pod(self, pod_info: PodInfo, nominating_info: NominatingInfo | None) -> None:
+        self._nominator.add_nominated_pod(pod_info, nominating_info)
+
+    def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
+        self._nominator.delete_nominated_pod_if_exists(pod)
+
+    def update_nominated_pod(self, old_pod: Pod | None, new_pod_info: PodInfo) -> None:
+        self._nominator.update_nominated_pod(old_pod, new_pod_info)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """Copies of the PodInfos of the pods nominated to ``node_name``, in nomination order,
+        taken from the queue (a pod not queued is represented by its name and UID only)."""
+        return [
+            copy.copy(self._nominated_pod_to_info(ref))
+            for ref in self._nominator.nominated_pods_for_node(node_name)
+        ]
+
+    def _nominated_pod_to_info(self, ref: PodRef) -> PodInfo:
+        key = ref.key
+        p = self._active.get(key) or self._unschedulable.get(key) or self._backoff.get(key)
+        if p is not None:
+            return p.pod_info
+        return PodInfo(ref.to_pod())
+
+    # ------------------------------------------------------------------ introspection
+
+    def get_pod(self, name: str, namespace: str) -> QueuedPodInfo | None:
+        key = f"{namespace}/{name}"
+        return self._backoff.get(key) or self._unschedulable.get(key) or self._active.get(key)
+
+    def pods_in_active_q(self) -> list[Pod]:
+        return [p.pod for p in self._active.heap.items()]
+
+    def pods_in_backoff_q(self) -> list[Pod]:
+        return [p.pod for p in self._backoff.pod_infos()]
+
+    def unschedulable_pods(self) -> list[Pod]:
+        return [p.pod for p in self._unschedulable.values()]
+
+    def unschedulable_pod_infos(self) -> list[QueuedPodInfo]:
+        return list(self._unschedulable.values())
+
+    def in_flight_pods(self) -> list[Pod]:
+        return self._active.in_flight.pods()
+
+    def in_flight_events(self) -> list[InFlightEvent | Pod]:
+        return self._active.in_flight.entries()
+
+    def pending_pods(self) -> tuple[list[Pod], str]:
+        """All queued pods (activeQ, backoffQ, unschedulable) and a one-line summary."""
+        active = self.pods_in_active_q()
+        backoff = self.pods_in_backoff_q()
+        unsched = self.unschedulable_pods()
+        summary = (
+            f"activeQ:{len(active)}; backoffQ:{len(backoff)}; unschedulablePods:{len(unsched)}"
+        )
+        return active + backoff + unsched, summary
+
+    def pending_pods_count(self) -> dict[str, int]:
+        """The scheduler_pending_pods gauge per queue: active, backoff, unschedulable, gated."""
+        gated = sum(1 for p in self._unschedulable.values() if p.gated())
+        return {
+            ACTIVE: len(self._active),
+            BACKOFF: len(self._backoff),
+            UNSCHEDULABLE: len(self._unschedulable) - gated,
+            GATED: gated,
+        }
+
+    def where_is(self, pod: Pod) -> list[str]:
+        """The places that hold ``pod`` (by key in the queues, by UID in flight)."""
+        out: list[str] = []
+        key = pod.key
+        if self._active.has(key):
+            out.append(ACTIVE_Q)
+        if self._backoff.has(key):
+            out.append(BACKOFF_Q)
+        if key in self._unschedulable:
+            out.append(UNSCHEDULABLE_Q)
+        if pod.uid in self._active.in_flight:
+            out.append("InFlight")
+        return out
+
+    def check_invariants(self) -> None:
+        """Assert that the internal indexes agree (heaps, maps, in-flight log): for tests."""
+        self._active.heap.check()
+        self._backoff.pod_backoff_q.check()
+        self._backoff.pod_error_backoff_q.check()
+        active: set[str] = set(self._active.heap.keys())
+        backoff: set[str] = set(self._backoff.pod_backoff_q.keys())
+        error_backoff: set[str] = set(self._backoff.pod_error_backoff_q.keys())
+        unsched: set[str] = set(self._unschedulable)
+        assert not active & backoff and not active & error_backoff and not active & unsched
+        assert not backoff & error_backoff and not (backoff | error_backoff) & unsched
+        for key, p in self._unschedulable.items():
+            assert p.key == key
+        assert len(self._active.in_flight.pods()) == len(self._active.in_flight)

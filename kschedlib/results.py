@@ -1,0 +1,155 @@
+"""What the Scheduler facade hands back: attempt results, events, explanations, metrics."""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from typing import Any
+
+import attrs
+
+from kschedlib.api.pod import Pod
+
+
+class Outcome(str, enum.Enum):
+    """How a scheduling attempt ended."""
+
+    Scheduled = "Scheduled"
+    Unschedulable = "Unschedulable"
+    Error = "Error"
+    Waiting = "Waiting"
+    BindFailed = "BindFailed"
+
+
+@attrs.define(slots=True, frozen=True)
+class Event:
+    """A Kubernetes-style event: ``Scheduled`` (Normal) or ``FailedScheduling`` (Warning)."""
+
+    type: str
+    reason: str
+    pod: str
+    message: str
+    timestamp: float
+
+
+@attrs.define(slots=True, frozen=True)
+class NodeVerdict:
+    """Why Filter rejected a node: the plugin (None for PreFilter/extender verdicts), the
+    status code name and the reasons, verbatim."""
+
+    plugin: str | None
+    code: str
+    reasons: tuple[str, ...]
+
+
+@attrs.define(slots=True, frozen=True)
+class PluginScoreDetail:
+    raw: int
+    normalized: int
+    weight: int
+
+    @property
+    def weighted(self) -> int:
+        return self.normalized * self.weight
+
+
+@attrs.define(slots=True, frozen=True)
+class NodeScoreDetail:
+    """A feasible node's score per plugin (raw, normalized, weight) plus extenders, and total."""
+
+    plugins: dict[str, PluginScoreDetail]
+    extenders: dict[str, int]
+    total: int
+
+
+@attrs.define(slots=True, frozen=True)
+class Explanation:
+    """The full breakdown of one scheduling attempt, as kube-scheduler-simulator shows it."""
+
+    pod: str
+    profile: str
+    pre_filter: NodeVerdict | None
+    rejected: dict[str, NodeVerdict]
+    feasible: tuple[str, ...]
+    scores: dict[str, NodeScoreDetail]
+    selected: str | None
+    nominated_fast_path: bool = False
+    post_filter_message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pod": self.pod,
+            "profile": self.profile,
+            "preFilter": None if self.pre_filter is None else _verdict(self.pre_filter),
+            "rejected": {n: _verdict(v) for n, v in sorted(self.rejected.items())},
+            "feasible": list(self.feasible),
+            "scores": {
+                n: {
+                    "plugins": {
+                        p: {"raw": d.raw, "normalized": d.normalized, "weight": d.weight,
+                            "weighted": d.weighted}
+                        for p, d in s.plugins.items()
+                    },
+                    "extenders": dict(s.extenders),
+                    "total": s.total,
+                }
+                for n, s in self.scores.items()
+            },
+            "selected": self.selected,
+            "postFilterMessage": self.post_filter_message,
+        }
+
+
+def _verdict(v: NodeVerdict) -> dict[str, Any]:
+    return {"plugin": v.plugin, "code": v.code, "reasons": list(v.reasons)}
+
+
+@attrs.define(slots=True, frozen=True)
+class SchedulingResult:
+    """One attempt: the pod, where it went (or why not), and any nomination/victims."""
+
+    pod: Pod
+    outcome: Outcome
+    node: str | None = None
+    message: str = ""
+    nominated_node: str | None = None
+    victims: tuple[Pod, ...] = ()
+    explanation: Explanation | None = None
+    post_filter_ran: bool = False
+
+    @property
+    def key(self) -> str:
+        return self.pod.key
+
+
+@attrs.define(slots=True)
+class Histogram:
+    """A plain histogram of durations in seconds (count, sum, buckets)."""
+
+    buckets: tuple[float, ...] = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1.0)
+    counts: list[int] = attrs.field(factory=lambda: [0] * 11)
+    count: int = 0
+    sum: float = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.count += 1
+        self.sum += seconds
+        for i, b in enumerate(self.buckets):
+            if seconds <= b:
+                self.counts[i] += 1
+                return
+        self.counts[-1] += 1
+
+
+@attrs.define(slots=True)
+class SchedulerMetrics:
+    """Counters the host can read: attempts by result and attempt durations by result."""
+
+    schedule_attempts: Counter[str] = attrs.field(factory=Counter)
+    attempt_duration: dict[str, Histogram] = attrs.field(factory=dict)
+    preemption_attempts: int = 0
+    preemption_victims: int = 0
+
+    def observe_attempt(self, result: str, seconds: float) -> None:
+        self.schedule_attempts[result] += 1
+        self.attempt_duration.setdefault(result, Histogram()).observe(seconds)

@@ -1,0 +1,683 @@
+"""The Scheduler facade: kube-scheduler's scheduleOne loop with no I/O.
+
+The host feeds cluster events (nodes, pods, other objects), supplies a binder and a clock,
+and gets results, events and explanations back. Nothing runs in the background: the host
+calls ``schedule_one``/``run`` and ``tick`` as its clock advances.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from kschedlib.api.node import Node
+from kschedlib.api.pod import Pod, is_terminal
+from kschedlib.backend.cache import Cache
+from kschedlib.backend.queue.hints import build_queueing_hints
+from kschedlib.backend.queue.nominator import CLEAR_NOMINATED_NODE, NominatingInfo, NominatingMode
+from kschedlib.backend.queue.queue_events import (
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_UNSCHEDULED_POD_DELETE,
+    pod_scheduling_properties_change,
+)
+from kschedlib.backend.queue.scheduling_queue import PriorityQueue
+from kschedlib.backend.snapshot import Snapshot
+from kschedlib.config.loader import ConfigSource, load_config
+from kschedlib.errors import CacheError, KSchedError
+from kschedlib.eventhandlers import (
+    EVENT_NODE_ADD,
+    EVENT_NODE_DELETE,
+    node_scheduling_properties_change,
+    object_event,
+)
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
+from kschedlib.framework.events import ActionType
+from kschedlib.framework.extender import Extender
+from kschedlib.framework.handle import ObjectStore, RealClock
+from kschedlib.framework.queued_pod_info import QueuedPodInfo
+from kschedlib.framework.registry import PluginFactory, PluginSpec, Registry
+from kschedlib.framework.runtime import Framework
+from kschedlib.framework.status import Code, Status
+from kschedlib.framework.types import PodInfo
+from kschedlib.plugins.registry import in_tree_registry
+from kschedlib.results import (
+    Event,
+    Explanation,
+    NodeScoreDetail,
+    NodeVerdict,
+    Outcome,
+    PluginScoreDetail,
+    SchedulerMetrics,
+    SchedulingResult,
+)
+from kschedlib.schedule_one import ScheduleResult, SchedulingAlgorithm, SchedulingError
+
+UNSCHEDULABLE_LEFTOVER_FLUSH_PERIOD = 30.0
+
+
+class Binder(Protocol):
+    """The host's binder: ``bind`` raising means the binding failed."""
+
+    def bind(self, pod: Pod, node_name: str) -> None: ...
+
+
+class HostHooks(Protocol):
+    """Optional host callbacks for side effects the real scheduler makes through the API."""
+
+    def delete_pod(self, pod: Pod, reason: str) -> None: ...
+
+
+class AcceptingBinder:
+    """A binder that accepts every binding (simulation)."""
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        return None
+
+
+@attrs.define(slots=True)
+class _PendingBinding:
+    """A pod past its scheduling cycle whose binding cycle waits on Permit."""
+
+    fwk: Framework
+    state: CycleState
+    qpi: QueuedPodInfo
+    assumed: Pod
+    host: str
+    explanation: Explanation | None
+
+
+class _Hooks:
+    """What plugins ask of the host (preemption victims, nominations), applied to the
+    scheduler's own state at once and reported to the host's hooks."""
+
+    def __init__(self, sched: Scheduler) -> None:
+        self._sched = sched
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        s = self._sched
+        s._victims.append(pod)
+        if s._host_hooks is not None:
+            s._host_hooks.delete_pod(pod, reason)
+        s.delete_pod(pod)
+
+    def clear_nominated_node_name(self, pod: Pod) -> None:
+        s = self._sched
+        s.queue.delete_nominated_pod_if_exists(pod)
+        current = s._pending.get(pod.uid)
+        if current is not None and current.status.nominated_node_name:
+            s._set_pending(current.with_nominated_node_name(""))
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        self._sched._binder.bind(pod, node_name)
+
+
+class Scheduler:
+    """kube-scheduler v1.35 as a library: profiles, queue, cache, plugins and preemption."""
+
+    def __init__(
+        self,
+        config: ConfigSource = None,
+        *,
+        binder: Binder | None = None,
+        clock: Any = None,
+        seed: int | None = None,
+        deterministic: bool = False,
+        extenders: Sequence[Extender] = (),
+        plugins: Mapping[str, PluginFactory | PluginSpec] | None = None,
+        host_hooks: HostHooks | None = None,
+        assumed_pod_ttl: float = 0.0,
+        explain: bool = True,
+    ) -> None:
+        registry = in_tree_registry()
+        if plugins:
+            extra = Registry()
+            for name, f in plugins.items():
+                if isinstance(f, PluginSpec):
+                    extra.register(name, f.factory, f.args_type)
+                else:
+                    extra.register(name, f)
+            registry = registry.merge(extra)
+        self.registry = registry
+        self.config = load_config(config, registry)
+        self.clock = clock if clock is not None else RealClock()
+        self._binder: Binder = binder if binder is not None else AcceptingBinder()
+        self._host_hooks = host_hooks
+        self.explain_enabled = explain
+        self.objects = ObjectStore()
+        self.cache = Cache(ttl=assumed_pod_ttl, clock=self.clock)
+        self.snapshot = Snapshot()
+        self._hooks = _Hooks(self)
+        self.extenders = list(extenders)
+        self.rng_seed = seed
+        self.deterministic = deterministic
+        self.frameworks: dict[str, Framework] = {}
+        for profile in self.config.profiles:
+            fwk = Framework(
+                profile,
+                registry,
+                objects=self.objects,
+                clock=self.clock,
+                host=self._hooks,
+                binder=self._hooks,
+                nominator=self,
+                percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
+                snapshot=self.snapshot,
+            )
+            fwk.rng_seed = seed  # type: ignore[attr-defined]
+            fwk.deterministic = deterministic  # type: ignore[attr-defined]
+            fwk.extenders = self.extenders  # type: ignore[attr-defined]
+            self.frameworks[profile.scheduler_name] = fwk
+        first = next(iter(self.frameworks.values()))
+        self.queue = PriorityQueue(
+            less=first.queue_sort_less(),
+            clock=self.clock,
+            pre_enqueue_plugins={n: f.pre_enqueue_plugins for n, f in self.frameworks.items()},
+            queueing_hints={
+                n: build_queueing_hints(f.plugins.values()) for n, f in self.frameworks.items()
+            },
+            pod_initial_backoff=float(self.config.pod_initial_backoff_seconds),
+            pod_max_backoff=float(self.config.pod_max_backoff_seconds),
+            pod_lister=self._lookup_pending,
+            namespace_labels=self._namespace_labels,
+        )
+        self.algorithm = SchedulingAlgorithm(
+            percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
+            extenders=self.extenders,
+            seed=seed,
+            deterministic=deterministic,
+        )
+        self.events: list[Event] = []
+        self.metrics = SchedulerMetrics()
+        self.explanations: dict[str, Explanation] = {}
+        self._pending: dict[str, Pod] = {}
+        self._waiting: dict[str, _PendingBinding] = {}
+        self._victims: list[Pod] = []
+        self._last_leftover_flush = self.clock.now()
+
+    # ------------------------------------------------------------------ lookups
+
+    def _lookup_pending(self, namespace: str, name: str) -> Pod | None:
+        for p in self._pending.values():
+            if p.metadata.name == name and p.metadata.namespace == namespace:
+                return p
+        return None
+
+    def _namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
+        ns = self.objects.get_namespace(namespace)
+        return None if ns is None else ns.metadata.labels
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """The nominator the frameworks read (the queue's)."""
+        return self.queue.nominated_pods_for_node(node_name)
+
+    def responsible_for(self, pod: Pod) -> bool:
+        return pod.spec.scheduler_name in self.frameworks
+
+    def pending_pods(self) -> list[Pod]:
+        """Pods waiting to be scheduled, in any queue."""
+        return list(self.queue.pending_pods()[0])
+
+    def framework_for(self, pod: Pod) -> Framework | None:
+        return self.frameworks.get(pod.spec.scheduler_name)
+
+    # ------------------------------------------------------------------ node events
+
+    def add_node(self, node: Node) -> None:
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node)
+
+    def update_node(self, node: Node) -> None:
+        """Replace a node; raises CacheError for an unknown node."""
+        try:
+            old = self.cache.get_node(node.metadata.name).node
+        except (KeyError, CacheError):
+            old = None
+        if old is None:
+            raise CacheError(f'node "{node.metadata.name}" is not in the cache')
+        self.cache.update_node(old, node)
+        for ev in node_scheduling_properties_change(node, old):
+            self.queue.move_all_to_active_or_backoff_queue(ev, old, node)
+
+    def delete_node(self, node: Node | str) -> None:
+        name = node if isinstance(node, str) else node.metadata.name
+        try:
+            old = self.cache.get_node(name).node
+        except (KeyError, CacheError):
+            old = None
+        self.cache.remove_node(name)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_DELETE, old, None)
+
+    # ------------------------------------------------------------------ pod events
+
+    def add_pod(self, pod: Pod) -> None:
+        """A pod appeared: assigned pods go to the cache, our pending pods to the queue.
+        Terminal pods are invisible, as they are to kube-scheduler's informers."""
+        if is_terminal(pod):
+            return
+        if pod.spec.node_name:
+            self._add_assigned(pod)
+        elif self.responsible_for(pod):
+            if pod.uid in self._pending:
+                raise CacheError(f"pod {pod.key} is already pending")
+            self._pending[pod.uid] = pod
+            self.queue.add(pod)
+            if pod.status.nominated_node_name:
+                self.queue.add_nominated_pod(PodInfo.of(pod), None)
+
+    def _add_assigned(self, pod: Pod) -> None:
+        known = self._cached(pod)
+        if known is not None and not self.cache.is_assumed_pod(pod):
+            self.cache.update_pod(known, pod)
+            for ev in pod_scheduling_properties_change(pod, known):
+                self.queue.assigned_pod_updated(known, pod, ev)
+            return
+        self.cache.add_pod(pod)
+        self.queue.assigned_pod_added(pod)
+
+    def _cached(self, pod: Pod) -> Pod | None:
+        try:
+            return self.cache.get_pod(pod)
+        except (KeyError, CacheError):
+            return None
+
+    def update_pod(self, pod: Pod) -> None:
+        """A new version of a pod (matched by UID)."""
+        pending = self._pending.get(pod.uid)
+        if is_terminal(pod):
+            self.delete_pod(pod)
+            return
+        if pending is not None:
+            if pod.spec.node_name:
+                # Bound elsewhere (another scheduler or the host): leave the queue.
+                self._forget_pending(pending)
+                self._add_assigned(pod)
+                return
+            self._set_pending(pod, old=pending)
+            return
+        cached = self._cached(pod)
+        if cached is not None:
+            if self.cache.is_assumed_pod(pod):
+                return
+            self.cache.update_pod(cached, pod)
+            for ev in pod_scheduling_properties_change(pod, cached):
+                self.queue.assigned_pod_updated(cached, pod, ev)
+            return
+        self.add_pod(pod)
+
+    def _set_pending(self, pod: Pod, old: Pod | None = None) -> None:
+        old = old if old is not None else self._pending.get(pod.uid)
+        self._pending[pod.uid] = pod
+        self.queue.update(old, pod)
+
+    def _forget_pending(self, pod: Pod) -> None:
+        self._pending.pop(pod.uid, None)
+        self.queue.delete(pod)
+        for fwk in self.frameworks.values():
+            fwk.reject_waiting_pod(pod.uid)
+
+    def delete_pod(self, pod: Pod | str) -> None:
+        """A pod is gone (by object, UID or namespace/name)."""
+        found = self._find_pod(pod)
+        if found is None:
+            return
+        pending = self._pending.get(found.uid)
+        if pending is not None and not pending.spec.node_name:
+            self._forget_pending(pending)
+            self.queue.move_all_to_active_or_backoff_queue(
+                EVENT_UNSCHEDULED_POD_DELETE, pending, None
+            )
+            return
+        cached = self._cached(found)
+        if cached is None:
+            return
+        for fwk in self.frameworks.values():
+            fwk.reject_waiting_pod(found.uid)
+        self._waiting.pop(found.uid, None)
+        self.cache.remove_pod(cached)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, cached, None)
+
+    def _find_pod(self, pod: Pod | str) -> Pod | None:
+        if isinstance(pod, Pod):
+            return pod
+        if pod in self._pending:
+            return self._pending[pod]
+        for p in self._pending.values():
+            if p.key == pod:
+                return p
+        for p in self._cached_pods():
+            if p.uid == pod or p.key == pod:
+                return p
+        return None
+
+    # ------------------------------------------------------------------ other objects
+
+    def add_object(self, obj: Any) -> None:
+        """Namespaces, PDBs, storage objects, services and controllers plugins read."""
+        old = self.objects.upsert(obj)
+        action = ActionType.Add if old is None else ActionType.Update
+        ev = object_event(obj.kind, action)
+        if ev is not None:
+            self.queue.move_all_to_active_or_backoff_queue(ev, old, obj)
+
+    update_object = add_object
+
+    def delete_object(self, obj: Any) -> None:
+        old = self.objects.delete(obj)
+        ev = object_event(obj.kind, ActionType.Delete)
+        if ev is not None and old is not None:
+            self.queue.move_all_to_active_or_backoff_queue(ev, old, None)
+
+    def apply(self, objects: Iterable[Any]) -> None:
+        """Add many objects of any kind: nodes first, then other objects, then pods."""
+        objs = list(objects)
+        for o in objs:
+            if isinstance(o, Node):
+                self.add_node(o)
+        for o in objs:
+            if not isinstance(o, (Node, Pod)):
+                self.add_object(o)
+        for o in objs:
+            if isinstance(o, Pod):
+                self.add_pod(o)
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """Move pods to activeQ now, skipping their backoff (as podsToActivate does)."""
+        self.queue.activate(list(pods))
+
+    # ------------------------------------------------------------------ time
+
+    def tick(self) -> None:
+        """Periodic work due at the clock's time: backoff completions, the unschedulable
+        leftover flush, expired assumed pods and Permit timeouts."""
+        self.queue.flush_backoff_q_completed()
+        now = self.clock.now()
+        if now - self._last_leftover_flush >= UNSCHEDULABLE_LEFTOVER_FLUSH_PERIOD:
+            self._last_leftover_flush = now
+            self.queue.flush_unschedulable_pods_leftover()
+        for pod in self.cache.cleanup_expired_assumed_pods(now):
+            self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None)
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self, until_idle: bool = True, max_cycles: int | None = None) -> list[SchedulingResult]:
+        """Schedule until no pod is ready (and none waits at Permit with a verdict), or for
+        ``max_cycles`` attempts."""
+        results: list[SchedulingResult] = []
+        cycles = 0
+        while max_cycles is None or cycles < max_cycles:
+            self.tick()
+            resumed = self.resume_waiting()
+            results.extend(resumed)
+            r = self.schedule_one()
+            if r is None:
+                if not resumed:
+                    break
+                continue
+            results.append(r)
+            cycles += 1
+            if not until_idle and cycles >= 1 and max_cycles is None:
+                break
+        return results
+
+    def schedule_one(self) -> SchedulingResult | None:
+        """Pop one pod and run its scheduling cycle (and binding cycle unless it waits at
+        Permit). Returns None when no pod is ready."""
+        while True:
+            qpi = self.queue.pop()
+            if qpi is None:
+                return None
+            pod = self._pending.get(qpi.pod.uid, qpi.pod)
+            fwk = self.framework_for(pod)
+            if fwk is None or pod.metadata.deletion_timestamp is not None or pod.uid not in self._pending:
+                self.queue.done(pod.uid)
+                continue
+            if qpi.pod is not pod:
+                qpi.pod_info.update(pod)
+            return self._schedule(fwk, qpi)
+
+    def _schedule(self, fwk: Framework, qpi: QueuedPodInfo) -> SchedulingResult:
+        start = time.perf_counter()
+        pod = qpi.pod
+        state = CycleState()
+        self._victims = []
+        try:
+            self.cache.update_snapshot(self.snapshot)
+        except KSchedError as exc:
+            return self._fail(fwk, qpi, Status.error(exc), None, None, start, str(exc))
+        try:
+            result = self.algorithm.schedule_pod(
+                fwk, state, pod, self.snapshot, explain=self.explain_enabled
+            )
+        except NoNodesAvailableError as exc:
+            st = Status(Code.UnschedulableAndUnresolvable, (str(exc),))
+            return self._fail(fwk, qpi, st, CLEAR_NOMINATED_NODE, None, start, str(exc))
+        except FitError as fit:
+            return self._fit_error(fwk, state, qpi, fit, start)
+        except SchedulingError as exc:
+            return self._fail(
+                fwk, qpi, Status.error(exc), CLEAR_NOMINATED_NODE, None, start, str(exc)
+            )
+        explanation = self._explain(fwk, pod, result.diagnosis, result) if self.explain_enabled else None
+        host = result.suggested_host
+        assumed = pod.with_node_name(host)
+        try:
+            self.cache.assume_pod(assumed)
+        except CacheError as exc:
+            return self._fail(fwk, qpi, Status.error(exc), CLEAR_NOMINATED_NODE, explanation, start, str(exc))
+        self.queue.delete_nominated_pod_if_exists(assumed)
+        st = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if st is not None and st.code != Code.Success:
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            return self._fail_single_node(fwk, qpi, st, host, explanation, start)
+        st = fwk.run_permit_plugins(state, assumed, host)
+        if st is not None and st.code not in (Code.Success, Code.Wait):
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            return self._fail_single_node(fwk, qpi, st, host, explanation, start)
+        pb = _PendingBinding(fwk, state, qpi, assumed, host, explanation)
+        if st is not None and st.code == Code.Wait:
+            self._waiting[pod.uid] = pb
+            self.metrics.observe_attempt("waiting", time.perf_counter() - start)
+            return SchedulingResult(pod, Outcome.Waiting, host, "", None, (), explanation)
+        return self._binding_cycle(pb, start)
+
+    def resume_waiting(self) -> list[SchedulingResult]:
+        """Continue the binding cycles of pods whose Permit wait ended (allowed, rejected
+        or timed out)."""
+        out: list[SchedulingResult] = []
+        for uid, pb in list(self._waiting.items()):
+            verdict = pb.fwk.wait_on_permit(pb.assumed)
+            if verdict is not None and verdict.code == Code.Wait:
+                continue
+            del self._waiting[uid]
+            out.append(self._binding_cycle(pb, time.perf_counter()))
+        return out
+
+    def _binding_cycle(self, pb: _PendingBinding, start: float) -> SchedulingResult:
+        fwk, state, assumed, host = pb.fwk, pb.state, pb.assumed, pb.host
+        st = fwk.wait_on_permit(assumed)
+        if st is None or st.code == Code.Success:
+            st = fwk.run_pre_bind_plugins(state, assumed, host)
+        if st is None or st.code == Code.Success:
+            st = self._bind(fwk, state, assumed, host)
+        if st is not None and st.code != Code.Success:
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            try:
+                self.cache.forget_pod(assumed)
+            except CacheError:
+                pass
+            self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, assumed, None)
+            outcome = Outcome.Unschedulable if st.is_rejected() else Outcome.BindFailed
+            return self._fail(fwk, pb.qpi, st, CLEAR_NOMINATED_NODE, pb.explanation, start,
+                              st.message(), outcome=outcome)
+        self.cache.finish_binding(assumed)
+        # The binding is confirmed at once, as the informer's add of the assigned pod would.
+        self._pending.pop(assumed.uid, None)
+        self.queue.done(assumed.uid)
+        bound = assumed.with_nominated_node_name("") if assumed.status.nominated_node_name else assumed
+        self.cache.add_pod(bound)
+        self.queue.assigned_pod_added(bound)
+        msg = f"Successfully assigned {assumed.key} to {host}"
+        self.events.append(Event("Normal", "Scheduled", assumed.key, msg, self.clock.now()))
+        fwk.run_post_bind_plugins(state, assumed, host)
+        self.metrics.observe_attempt("scheduled", time.perf_counter() - start)
+        return SchedulingResult(bound, Outcome.Scheduled, host, msg, None, (), pb.explanation)
+
+    def _bind(self, fwk: Framework, state: CycleState, pod: Pod, host: str) -> Status | None:
+        for ext in self.extenders:
+            if ext.is_binder() and ext.is_interested(pod):
+                try:
+                    ext.bind(pod, host)
+                except Exception as exc:
+                    return Status.error(exc)
+                return None
+        try:
+            return fwk.run_bind_plugins(state, pod, host)
+        except Exception as exc:  # a host binder that raised: the bind failed
+            return Status.error(exc)
+
+    # ------------------------------------------------------------------ failures
+
+    def _fit_error(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError, start: float
+    ) -> SchedulingResult:
+        pod = qpi.pod
+        nominating: NominatingInfo | None = None
+        ran = fwk.has_post_filter_plugins()
+        if ran:
+            self.metrics.preemption_attempts += 1
+            result, st = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_to_status)
+            fit.diagnosis.post_filter_msg = st.message() if st is not None else ""
+            if result is not None and result.nominated_node_name:
+                nominating = NominatingInfo(result.nominated_node_name, NominatingMode.Override)
+        explanation = self._explain(fwk, pod, fit.diagnosis, None) if self.explain_enabled else None
+        self.metrics.preemption_victims += len(self._victims)
+        return self._fail(
+            fwk, qpi, Status(Code.Unschedulable, (fit.message(),)), nominating, explanation, start,
+            fit.message(), diagnosis=fit.diagnosis, post_filter_ran=ran,
+        )
+
+    def _fail_single_node(
+        self, fwk: Framework, qpi: QueuedPodInfo, st: Status, host: str,
+        explanation: Explanation | None, start: float,
+    ) -> SchedulingResult:
+        if st.is_rejected():
+            d = Diagnosis()
+            d.node_to_status.set(host, st)
+            d.add_plugin_status(st)
+            fit = FitError(qpi.pod, 1, d)
+            return self._fail(fwk, qpi, st, CLEAR_NOMINATED_NODE, explanation, start,
+                              fit.message(), diagnosis=d)
+        return self._fail(fwk, qpi, st, CLEAR_NOMINATED_NODE, explanation, start, st.message())
+
+    def _fail(
+        self,
+        fwk: Framework,
+        qpi: QueuedPodInfo,
+        st: Status,
+        nominating: NominatingInfo | None,
+        explanation: Explanation | None,
+        start: float,
+        message: str,
+        *,
+        diagnosis: Diagnosis | None = None,
+        outcome: Outcome | None = None,
+        post_filter_ran: bool = False,
+    ) -> SchedulingResult:
+        """handleSchedulingFailure: requeue as unschedulable, record the nomination and the
+        FailedScheduling event."""
+        pod = self._pending.get(qpi.pod.uid)
+        victims = tuple(self._victims)
+        self._victims = []
+        if diagnosis is not None:
+            qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(diagnosis.pending_plugins)
+        nominated: str | None = None
+        if pod is None or pod.spec.node_name:
+            self.queue.done(qpi.pod.uid)
+        else:
+            if nominating is not None and nominating.nominating_mode == NominatingMode.Override:
+                new = pod.with_nominated_node_name(nominating.nominated_node_name)
+                if new != pod:
+                    self._pending[pod.uid] = new
+                    pod = new
+                nominated = nominating.nominated_node_name or None
+            qpi.pod_info.update(pod)
+            self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
+            self.queue.add_nominated_pod(qpi.pod_info, nominating)
+        rejected = st.is_rejected()
+        self.events.append(
+            Event("Warning", "FailedScheduling", qpi.pod.key, message, self.clock.now())
+        )
+        self.metrics.observe_attempt(
+            "unschedulable" if rejected else "error", time.perf_counter() - start
+        )
+        if explanation is not None:
+            self.explanations[qpi.pod.key] = explanation
+        final = outcome or (Outcome.Unschedulable if rejected else Outcome.Error)
+        return SchedulingResult(
+            pod or qpi.pod, final, None, message, nominated, victims, explanation, post_filter_ran
+        )
+
+    # ------------------------------------------------------------------ explanations
+
+    def _explain(
+        self, fwk: Framework, pod: Pod, d: Diagnosis, result: ScheduleResult | None
+    ) -> Explanation:
+        pre = None
+        rejected: dict[str, NodeVerdict] = {}
+        if d.pre_filter_msg:
+            a = d.node_to_status.absent_nodes_status
+            pre = NodeVerdict(a.plugin or None, a.code.name, a.reasons)
+        else:
+            for name, st in d.node_to_status.items():
+                rejected[name] = NodeVerdict(st.plugin or None, st.code.name, st.reasons)
+            absent = d.node_to_status.absent_nodes_status
+            if absent.reasons:
+                feasible = {ni.name for ni in (result.feasible if result else [])}
+                for ni in self.snapshot.list():
+                    if ni.name not in rejected and ni.name not in feasible:
+                        rejected[ni.name] = NodeVerdict(None, absent.code.name, absent.reasons)
+        scores: dict[str, NodeScoreDetail] = {}
+        feasible_names: tuple[str, ...] = ()
+        selected = None
+        fast = False
+        if result is not None:
+            feasible_names = tuple(sorted(ni.name for ni in result.feasible))
+            selected = result.suggested_host
+            fast = result.nominated_fast_path
+            b = result.breakdown
+            for i, nps in enumerate(result.scores):
+                plugins: dict[str, PluginScoreDetail] = {}
+                if b is not None:
+                    for p in b.plugins:
+                        plugins[p] = PluginScoreDetail(b.raw[p][i], b.normalized[p][i], b.weights[p])
+                ext = {s.name: s.score for s in nps.scores if s.name not in plugins}
+                scores[nps.name] = NodeScoreDetail(plugins, ext, nps.total_score)
+        exp = Explanation(
+            pod.key, fwk.profile_name, pre, rejected, feasible_names, scores, selected, fast,
+            d.post_filter_msg,
+        )
+        self.explanations[pod.key] = exp
+        return exp
+
+    def explain(self, pod: Pod | str) -> Explanation | None:
+        """The breakdown of the last attempt for a pod (by object or namespace/name)."""
+        key = pod.key if isinstance(pod, Pod) else pod
+        return self.explanations.get(key)
+
+    # ------------------------------------------------------------------ inspection
+
+    def _cached_pods(self) -> list[Pod]:
+        return [pi.pod for ni in self.cache.dump().nodes.values() for pi in ni.pods]
+
+    def bound_pods(self) -> list[Pod]:
+        return [p for p in self._cached_pods() if p.spec.node_name]
+
+    def waiting_pods(self) -> list[Pod]:
+        return [pb.assumed for pb in self._waiting.values()]
