@@ -182,14 +182,27 @@ class SchedulingAlgorithm:
         if not fwk.has_filter_plugins():
             return [nodes[(offset + i) % n] for i in range(to_find)]
         filters = fwk.filter_functions(state)
-        run = fwk.run_filter_plugins_with_nominated_pods
         feasible: list[NodeInfo] = []
         statuses = diagnosis.node_to_status
         failed: list[tuple[str, Status]] = []
+        nominated = fwk.has_nominated_pods()
+        run = fwk.run_filter_plugins_with_nominated_pods
+        success = Code.Success
         for i in range(n):
             ni = nodes[(offset + i) % n]
-            st = run(state, pod, ni, filters)
-            if st is None or st.code == Code.Success:
+            if nominated:
+                st = run(state, pod, ni, filters)
+            else:
+                st = None
+                for fname, fn in filters:
+                    st = fn(state, pod, ni)
+                    if st is not None and st.code != success:
+                        if not st.is_rejected():
+                            st = Status.error(f'running "{fname}" filter plugin: {st.message()}', fname)
+                        st = st.with_plugin(fname)
+                        break
+                    st = None
+            if st is None or st.code == success:
                 feasible.append(ni)
                 if len(feasible) >= to_find:
                     break
@@ -240,7 +253,9 @@ class SchedulingAlgorithm:
         st = fwk.run_pre_score_plugins(state, pod, nodes)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
-        scores, st = fwk.run_score_plugins(state, pod, nodes, breakdown)
+        scores, st = fwk.run_score_plugins(
+            state, pod, nodes, breakdown, detailed=breakdown is not None
+        )
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
         if self.extenders:
@@ -270,11 +285,5 @@ class SchedulingAlgorithm:
         best = max(s.total_score for s in scores)
         if self.deterministic:
             return min(s.name for s in scores if s.total_score == best)
-        selected = ""
-        count = 0
-        for s in scores:
-            if s.total_score == best:
-                count += 1
-                if self.rng.randrange(count) == 0:
-                    selected = s.name
-        return selected
+        ties = [s.name for s in scores if s.total_score == best]
+        return ties[self.rng.randrange(len(ties))] if len(ties) > 1 else ties[0]

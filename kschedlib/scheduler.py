@@ -214,6 +214,9 @@ class Scheduler:
         """The nominator the frameworks read (the queue's)."""
         return self.queue.nominated_pods_for_node(node_name)
 
+    def has_nominated_pods(self) -> bool:
+        return bool(self.queue.nominator.nominated_pod_to_node)
+
     def responsible_for(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name in self.frameworks
 

@@ -272,3 +272,17 @@ def pod_priority(pod: Pod) -> int:
 
 def is_terminal(pod: Pod) -> bool:
     return pod.status.phase in ("Succeeded", "Failed")
+
+
+def host_ports(pod: Pod) -> list[ContainerPort]:
+    """Ports with a hostPort of the app containers and of restartable (sidecar) init
+    containers, which run for the pod's whole life (schedutil.GetHostPorts)."""
+    ports = [
+        p
+        for c in pod.spec.init_containers
+        if c.restart_policy == "Always"
+        for p in c.ports
+        if p.host_port > 0
+    ]
+    ports.extend(p for c in pod.spec.containers for p in c.ports if p.host_port > 0)
+    return ports

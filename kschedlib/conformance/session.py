@@ -8,6 +8,7 @@ from typing import Any
 from kschedlib.api.pod import Pod
 from kschedlib.conformance.scenario import Scenario
 from kschedlib.framework.handle import FakeClock
+from kschedlib.framework.types import PodInfo
 from kschedlib.results import Explanation, NodeVerdict, Outcome, SchedulingResult
 from kschedlib.scheduler import Scheduler
 
@@ -47,6 +48,11 @@ class ScenarioSession:
         for pod in scenario.pods:
             if pod.spec.node_name:
                 s.add_pod(pod)
+        # Pending pods already nominated exist in the cluster: the nominator knows them
+        # before their turn comes.
+        for pod in scenario.pending:
+            if pod.status.nominated_node_name:
+                s.queue.add_nominated_pod(PodInfo.of(pod), None)
 
     def run(self) -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = []

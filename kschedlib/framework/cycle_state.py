@@ -8,6 +8,9 @@ from typing import Any, Protocol, runtime_checkable
 class StateNotFoundError(KeyError):
     """No state was written under the key (framework.ErrNotFound)."""
 
+    def __str__(self) -> str:
+        return "not found"
+
 
 @runtime_checkable
 class StateData(Protocol):
@@ -16,11 +19,13 @@ class StateData(Protocol):
     def clone(self) -> StateData: ...
 
 
-class CycleState:
-    """Plugin state keyed by string, plus the plugins PreFilter/PreScore told us to skip."""
+class CycleState(dict[str, Any]):
+    """Plugin state keyed by string, plus the plugins PreFilter/PreScore told us to skip.
+
+    A dict underneath, so that ``state.get(key)`` on the per-node hot path costs a C call.
+    """
 
     __slots__ = (
-        "_storage",
         "skip_filter_plugins",
         "skip_score_plugins",
         "skip_pre_bind_plugins",
@@ -28,38 +33,42 @@ class CycleState:
     )
 
     def __init__(self) -> None:
-        self._storage: dict[str, Any] = {}
+        super().__init__()
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         self.skip_pre_bind_plugins: set[str] = set()
         self.record_plugin_metrics = False
 
     def read(self, key: str) -> Any:
+        """The state under ``key``; raises StateNotFoundError ("not found") when absent."""
         try:
-            return self._storage[key]
+            return self[key]
         except KeyError:
             raise StateNotFoundError(key) from None
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._storage.get(key, default)
-
     def write(self, key: str, value: Any) -> None:
-        self._storage[key] = value
+        self[key] = value
 
     def delete(self, key: str) -> None:
-        self._storage.pop(key, None)
+        self.pop(key, None)
 
-    def __contains__(self, key: str) -> bool:
-        return key in self._storage
-
-    def clone(self) -> CycleState:
+    def clone(self) -> CycleState:  # type: ignore[override]
         """A copy whose values are cloned when they know how (StateData.clone)."""
         c = CycleState()
-        for k, v in self._storage.items():
+        for k, v in self.items():
             clone = getattr(v, "clone", None)
-            c._storage[k] = clone() if clone is not None else v
+            c[k] = clone() if clone is not None else v
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         c.record_plugin_metrics = self.record_plugin_metrics
         return c
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"CycleState({dict.__repr__(self)})"

@@ -74,10 +74,13 @@ class ScoreBreakdown:
 
 
 class Nominator:
-    """What the framework needs from the queue's nominator."""
+    """What the framework needs from the queue's nominator (this one nominates nothing)."""
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return []
+
+    def has_nominated_pods(self) -> bool:
+        return False
 
 
 def _implements(plugin: Any, point: str) -> bool:
@@ -269,6 +272,11 @@ class Framework:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         result: list[PodInfo] = self.nominator.nominated_pods_for_node(node_name)
         return result
+
+    def has_nominated_pods(self) -> bool:
+        """Whether any pod is nominated anywhere (a nominator without the method: assume so)."""
+        has = getattr(self.nominator, "has_nominated_pods", None)
+        return True if has is None else bool(has())
 
     def list_plugins(self) -> dict[str, list[str]]:
         return {point: [p.name for p in pls] for point, pls in self.points.items() if pls}
@@ -496,59 +504,68 @@ class Framework:
         pod: Pod,
         nodes: Sequence[NodeInfo],
         breakdown: ScoreBreakdown | None = None,
+        *,
+        detailed: bool = True,
     ) -> tuple[list[NodePluginScores], Status | None]:
+        """Score, NormalizeScore, then weights. With ``detailed`` each node carries its
+        per-plugin weighted scores; ``breakdown`` also records raw and normalized ones."""
         skip = state.skip_score_plugins
         plugins = [pl for pl in self.score_plugins if pl.name not in skip]
-        per_plugin: list[list[NodeScore]] = []
+        n = len(nodes)
+        totals = [0] * n
+        weighted_by_plugin: list[list[int]] = []
         for pl in plugins:
+            name = pl.name
             fn = pl.score
-            scores: list[NodeScore] = []
-            append = scores.append
+            vals: list[int] = []
+            append = vals.append
             for ni in nodes:
-                s, st = fn(state, pod, ni)
+                score, st = fn(state, pod, ni)
                 if st is not None and st.code != Code.Success:
                     return [], Status.error(
-                        f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}'
+                        f'running Score plugins: plugin "{name}" failed with: {st.message()}'
                     )
-                append(NodeScore(ni.name, s))
-            per_plugin.append(scores)
+                append(score)
             if breakdown is not None:
-                breakdown.raw[pl.name] = [ns.score for ns in scores]
-        for pl, scores in zip(plugins, per_plugin, strict=True):
+                breakdown.raw[name] = list(vals)
             ext = pl.score_extensions()
-            if ext is None:
-                continue
-            st = ext.normalize_score(state, pod, scores)
-            if not _ok(st):
-                assert st is not None
+            if ext is not None:
+                scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, vals, strict=True)]
+                st = ext.normalize_score(state, pod, scores)
+                if not _ok(st):
+                    assert st is not None
+                    return [], Status.error(
+                        f'running Normalize on Score plugins: plugin "{name}" failed with: '
+                        f"{st.message()}"
+                    )
+                vals = [ns.score for ns in scores]
+            if breakdown is not None:
+                breakdown.normalized[name] = list(vals)
+            if vals and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE):
+                bad = next(v for v in vals if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
                 return [], Status.error(
-                    f'running Normalize on Score plugins: plugin "{pl.name}" failed with: '
-                    f"{st.message()}"
+                    f'applying score defaultWeights on Score plugins: plugin "{name}" '
+                    f"returns an invalid score {bad}, it should in the range of "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 )
+            w = self.score_weights[name]
+            weighted = vals if w == 1 else [v * w for v in vals]
+            totals = [t + v for t, v in zip(totals, weighted, strict=True)]
+            weighted_by_plugin.append(weighted)
         if breakdown is not None:
             breakdown.plugins = [pl.name for pl in plugins]
             breakdown.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
-            for pl, scores in zip(plugins, per_plugin, strict=True):
-                breakdown.normalized[pl.name] = [ns.score for ns in scores]
-        result: list[NodePluginScores] = []
-        weights = [self.score_weights[pl.name] for pl in plugins]
         names = [pl.name for pl in plugins]
-        for i, ni in enumerate(nodes):
-            total = 0
-            entry: list[PluginScore] = []
-            for k, scores in enumerate(per_plugin):
-                score = scores[i].score
-                if score > MAX_NODE_SCORE or score < MIN_NODE_SCORE:
-                    return [], Status.error(
-                        f'applying score defaultWeights on Score plugins: plugin "{names[k]}" '
-                        f"returns an invalid score {score}, it should in the range of "
-                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                    )
-                weighted = score * weights[k]
-                entry.append(PluginScore(names[k], weighted))
-                total += weighted
-            result.append(NodePluginScores(ni.name, entry, total))
-        return result, None
+        if detailed:
+            return [
+                NodePluginScores(
+                    ni.name,
+                    [PluginScore(nm, w[i]) for nm, w in zip(names, weighted_by_plugin, strict=True)],
+                    totals[i],
+                )
+                for i, ni in enumerate(nodes)
+            ], None
+        return [NodePluginScores(ni.name, [], totals[i]) for i, ni in enumerate(nodes)], None
 
     # --- Reserve / Permit ---------------------------------------------------------------
 

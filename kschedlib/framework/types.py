@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import attrs
 
 from kschedlib.api.node import Node
-from kschedlib.api.pod import Pod, PodAffinityTerm
+from kschedlib.api.pod import ContainerPort, Pod, PodAffinityTerm, host_ports
 from kschedlib.api.resource import PodResources, Resource, compute_pod_resources
 from kschedlib.api.selectors import Selector, selector_from
 
@@ -130,6 +130,16 @@ class PodInfo:
     def uid(self) -> str:
         return self.pod.uid
 
+    @property
+    def host_ports(self) -> list[ContainerPort]:
+        """The pod's host ports (computed per access; most pods have none)."""
+        spec = self.pod.spec
+        if not any(c.ports for c in spec.containers) and not any(
+            c.ports for c in spec.init_containers
+        ):
+            return []
+        return host_ports(self.pod)
+
 
 def pod_with_affinity(pod: Pod) -> bool:
     aff = pod.spec.affinity
@@ -215,7 +225,8 @@ class NodeInfo:
     """A node and the aggregate of the pods on it, as the scheduler sees them."""
 
     __slots__ = (
-        "_node",
+        "node",
+        "name",
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
@@ -229,7 +240,10 @@ class NodeInfo:
     )
 
     def __init__(self, node: Node | None = None, *pods: Pod | PodInfo) -> None:
-        self._node: Node | None = None
+        self.node: Node | None = None
+        """The node; None for a ghost NodeInfo whose node was removed but pods remain."""
+        self.name = ""
+        """The node's name ("" for a ghost NodeInfo)."""
         self.pods: list[PodInfo] = []
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
@@ -246,13 +260,13 @@ class NodeInfo:
             self.add_pod(p)
 
     @property
-    def node(self) -> Node | None:
-        return self._node
+    def _node(self) -> Node | None:
+        return self.node
 
-    @property
-    def name(self) -> str:
-        """The node's name ("" for a ghost NodeInfo whose node was removed)."""
-        return self._node.metadata.name if self._node is not None else ""
+    @_node.setter
+    def _node(self, node: Node | None) -> None:
+        self.node = node
+        self.name = node.metadata.name if node is not None else ""
 
     def set_node(self, node: Node) -> None:
         self._node = node
@@ -298,12 +312,11 @@ class NodeInfo:
         self.non_zero_requested.milli_cpu += sign * res.non0_cpu
         self.non_zero_requested.memory += sign * res.non0_mem
         pod = pi.pod
-        for c in pod.spec.containers:
-            for p in c.ports:
-                if sign > 0:
-                    self.used_ports.add(p.host_ip, p.protocol, p.host_port)
-                else:
-                    self.used_ports.remove(p.host_ip, p.protocol, p.host_port)
+        for p in pi.host_ports:
+            if sign > 0:
+                self.used_ports.add(p.host_ip, p.protocol, p.host_port)
+            else:
+                self.used_ports.remove(p.host_ip, p.protocol, p.host_port)
         if pod.spec.volumes:
             counts = self.pvc_ref_counts
             for key in _pvc_keys(pod):
@@ -316,7 +329,8 @@ class NodeInfo:
 
     def clone(self) -> NodeInfo:
         c = NodeInfo.__new__(NodeInfo)
-        c._node = self._node
+        c.node = self.node
+        c.name = self.name
         c.pods = list(self.pods)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)

@@ -79,11 +79,14 @@ def _score_enabled(profile: dict[str, Any], name: str) -> bool:
     return True
 
 
+def test_corpus_is_present() -> None:
+    assert SCENARIOS, f"conformance corpus not found at {CORPUS}"
+
+
 def _running(pods: list[Pod]) -> list[Pod]:
     return [p for p in pods if p.status.phase not in ("Succeeded", "Failed")]
 
 
-@pytest.mark.skipif(not SCENARIOS, reason="conformance corpus not mounted")
 @pytest.mark.parametrize("path", [_param(p) for p in SCENARIOS])
 def test_scenario(path: Path) -> None:
     scenario = json.loads(path.read_text())

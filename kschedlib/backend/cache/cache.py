@@ -51,7 +51,7 @@ class _ImageState:
     def summary(self) -> ImageStateSummary:
         """The summary as a snapshot sees it now (NumNodes counted at copy time, as Go does)."""
         s = self._summary
-        if s is None or s.num_nodes != len(self.nodes):
+        if s is None:
             s = self._summary = ImageStateSummary(self.size, len(self.nodes))
         return s
 
@@ -466,7 +466,7 @@ class Cache:
                 if not update_pvcs:
                     old, new = existing.pvc_ref_counts, info.pvc_ref_counts
                     if len(old) != len(new) or any(k not in old for k in new):
-                        pass
+                        update_pvcs = True
                 self._copy_into(existing, item)
             item = item.next
         head = self._head

@@ -29,11 +29,17 @@ class DefaultPreemptionArgs:
         absolute = self.min_candidate_nodes_absolute
         if pct < 0 or pct > 100:
             errs.append(
-                ("minCandidateNodesPercentage", f"Invalid value: {pct}: not in valid range [0, 100]")
+                (
+                    "minCandidateNodesPercentage",
+                    f"Invalid value: {pct}: not in valid range [0, 100]",
+                )
             )
         if absolute < 0:
             errs.append(
-                ("minCandidateNodesAbsolute", f"Invalid value: {absolute}: not in valid range [0, inf)")
+                (
+                    "minCandidateNodesAbsolute",
+                    f"Invalid value: {absolute}: not in valid range [0, inf)",
+                )
             )
         if pct == 0 and absolute == 0:
             errs.append(

@@ -135,6 +135,7 @@ class DefaultPreemption:
         "is_eligible_pod",
         "more_important_pod",
         "async_preemption",
+        "_own_rng",
     )
 
     def __init__(
@@ -147,6 +148,7 @@ class DefaultPreemption:
         self.handle = handle
         self.args = args
         self.async_preemption = async_preemption
+        self._own_rng: random.Random | None = None
         self.is_eligible_pod: IsEligiblePodFunc = _always_eligible
         self.more_important_pod: MoreImportantPodFunc = more_important_pod
         self.evaluator = Evaluator(NAME, handle, self, async_preemption=async_preemption)
@@ -185,11 +187,16 @@ class DefaultPreemption:
     # --- preemption.Interface -----------------------------------------------------------
 
     def _rng(self) -> random.Random | None:
-        """The random source for the candidate offset; None means deterministic (offset 0)."""
+        """The random source of the candidate offset (the args', the handle's, or one seeded
+        with the handle's ``rng_seed``); None in deterministic mode, where the offset is 0."""
         if self.args.deterministic or getattr(self.handle, "deterministic", False):
             return None
         rng = self.args.rng or getattr(self.handle, "rng", None)
-        return rng if isinstance(rng, random.Random) else None
+        if isinstance(rng, random.Random):
+            return rng
+        if self._own_rng is None:
+            self._own_rng = random.Random(getattr(self.handle, "rng_seed", None))
+        return self._own_rng
 
     def calculate_num_candidates(self, num_nodes: int) -> int:
         """minCandidateNodesPercentage of the nodes, at least minCandidateNodesAbsolute,
@@ -206,7 +213,9 @@ class DefaultPreemption:
     def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]:
         return {c.name: c.victims for c in candidates}
 
-    def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc] | None:
+    def ordered_score_funcs(
+        self, nodes_to_victims: Mapping[str, Victims]
+    ) -> list[ScoreFunc] | None:
         return None
 
     def pod_start_time(self, pod: Pod) -> int:

@@ -19,7 +19,7 @@ from kschedlib.framework.types import NodeInfo
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE_NODE = "no candidate node for preemption"
 MIN_INT64 = -(1 << 63)
-_PRIORITY_OFFSET = (1 << 31)  # MaxInt32 + 1: makes every priority >= 0 in the sum
+_PRIORITY_OFFSET = 1 << 31  # MaxInt32 + 1: makes every priority >= 0 in the sum
 
 
 @attrs.define(slots=True)
@@ -164,7 +164,8 @@ class Evaluator:
         if objects is None:
             return []
         return [
-            o for o in objects.list_objects("PodDisruptionBudget")
+            o
+            for o in objects.list_objects("PodDisruptionBudget")
             if isinstance(o, PodDisruptionBudget)
         ]
 

@@ -86,9 +86,13 @@ def _pdqsort(d: _Data, a: int, b: int, limit: int) -> None:
             _reverse_range(d, a, b)
             pivot = (b - 1) - (pivot - a)
             hint = _INCREASING_HINT
-        if was_balanced and was_partitioned and hint == _INCREASING_HINT:
-            if _partial_insertion_sort(d, a, b):
-                return
+        if (
+            was_balanced
+            and was_partitioned
+            and hint == _INCREASING_HINT
+            and _partial_insertion_sort(d, a, b)
+        ):
+            return
         if a > 0 and not d.lt(a - 1, pivot):
             a = _partition_equal(d, a, b, pivot)
             continue

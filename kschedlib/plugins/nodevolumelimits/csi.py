@@ -67,7 +67,7 @@ class _VolumeError(Exception):
 def csi_attach_limit_key(driver: str) -> str:
     """GetCSIAttachLimitKey: the node allocatable name of a driver's attach limit."""
     if len(CSI_ATTACH_LIMIT_PREFIX) + len(driver) >= RESOURCE_NAME_LENGTH_LIMIT:
-        digest = hashlib.sha1(driver.encode()).hexdigest()[:16]  # noqa: S324 - as kube does
+        digest = hashlib.sha1(driver.encode()).hexdigest()[:16]
         return CSI_ATTACH_LIMIT_PREFIX + driver[:23] + digest
     return CSI_ATTACH_LIMIT_PREFIX + driver
 
@@ -328,9 +328,7 @@ class CSILimits:
                 return QueueingHint.Queue
         return QueueingHint.QueueSkip
 
-    def is_schedulable_after_pvc_added(
-        self, pod: Pod, old_obj: Any, new_obj: Any
-    ) -> QueueingHint:
+    def is_schedulable_after_pvc_added(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """Queue when a claim the pod uses was created."""
         if not isinstance(new_obj, PersistentVolumeClaim):
             raise TypeError("expected a PersistentVolumeClaim")

@@ -54,7 +54,8 @@ class PreFilterState:
         return sum(
             1
             for v in pod.spec.volumes
-            if v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name in names
+            if v.persistent_volume_claim is not None
+            and v.persistent_volume_claim.claim_name in names
         )
 
     def clone(self) -> PreFilterState:
@@ -70,48 +71,47 @@ def needs_restrictions_check(v: Volume) -> bool:
     )
 
 
-def _read_only(src: Mapping[str, Any]) -> bool:
-    return src.get("readOnly") is True
-
-
 def _rbd_identity(src: Mapping[str, Any]) -> tuple[frozenset[str], str, str]:
     """(monitors, pool, image), with the pool defaulted as the API server does."""
     return frozenset(src.get("monitors") or ()), src.get("pool") or "rbd", src.get("image", "")
 
 
+def _both_read_only(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return a.get("readOnly") is True and b.get("readOnly") is True
+
+
 def is_volume_conflict(volume: Volume, pod: Pod) -> bool:
     """Whether ``volume`` conflicts with one of ``pod``'s volumes: the same GCE PD unless both
     are read-only, the same EBS volume, the same iSCSI IQN or RBD image unless both read-only."""
-    gce, ebs, iscsi, rbd = (
-        volume.gce_persistent_disk,
-        volume.aws_elastic_block_store,
-        volume.iscsi,
-        volume.rbd,
-    )
+    gce, ebs = volume.gce_persistent_disk, volume.aws_elastic_block_store
+    iscsi, rbd = volume.iscsi, volume.rbd
     for ev in pod.spec.volumes:
-        egce = ev.gce_persistent_disk
-        if gce is not None and egce is not None:
-            if gce.get("pdName") == egce.get("pdName") and not (_read_only(gce) and _read_only(egce)):
-                return True
-        eebs = ev.aws_elastic_block_store
+        egce, eebs, eiscsi, erbd = (
+            ev.gce_persistent_disk,
+            ev.aws_elastic_block_store,
+            ev.iscsi,
+            ev.rbd,
+        )
+        if (
+            gce is not None
+            and egce is not None
+            and gce.get("pdName") == egce.get("pdName")
+            and not _both_read_only(gce, egce)
+        ):
+            return True
         if ebs is not None and eebs is not None and ebs.get("volumeID") == eebs.get("volumeID"):
             return True
-        eiscsi = ev.iscsi
-        if iscsi is not None and eiscsi is not None:
-            if iscsi.get("iqn") == eiscsi.get("iqn") and not (
-                _read_only(iscsi) and _read_only(eiscsi)
-            ):
-                return True
-        erbd = ev.rbd
+        if (
+            iscsi is not None
+            and eiscsi is not None
+            and iscsi.get("iqn") == eiscsi.get("iqn")
+            and not _both_read_only(iscsi, eiscsi)
+        ):
+            return True
         if rbd is not None and erbd is not None:
             mon, pool, image = _rbd_identity(rbd)
             emon, epool, eimage = _rbd_identity(erbd)
-            if (
-                mon & emon
-                and pool == epool
-                and image == eimage
-                and not (_read_only(rbd) and _read_only(erbd))
-            ):
+            if mon & emon and (pool, image) == (epool, eimage) and not _both_read_only(rbd, erbd):
                 return True
     return False
 
@@ -217,9 +217,7 @@ class VolumeRestrictions:
             ),
         ]
 
-    def is_schedulable_after_pvc_added(
-        self, pod: Pod, old_obj: Any, new_obj: Any
-    ) -> QueueingHint:
+    def is_schedulable_after_pvc_added(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """Queue when a claim the pod names was created in its namespace."""
         if not isinstance(new_obj, PersistentVolumeClaim):
             raise TypeError("expected a PersistentVolumeClaim")
@@ -248,7 +246,10 @@ class VolumeRestrictions:
             if v.persistent_volume_claim is not None
         }
         for v in deleted.spec.volumes:
-            if v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name in claims:
+            if (
+                v.persistent_volume_claim is not None
+                and v.persistent_volume_claim.claim_name in claims
+            ):
                 return QueueingHint.Queue
         return QueueingHint.QueueSkip
 

@@ -195,9 +195,7 @@ class VolumeZone:
             ),
         ]
 
-    def is_schedulable_after_pvc_change(
-        self, pod: Pod, old_obj: Any, new_obj: Any
-    ) -> QueueingHint:
+    def is_schedulable_after_pvc_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """Queue when a claim the pod uses was created or updated."""
         if not isinstance(new_obj, PersistentVolumeClaim):
             raise TypeError("expected a PersistentVolumeClaim")
@@ -217,9 +215,7 @@ class VolumeZone:
             return QueueingHint.QueueSkip
         return QueueingHint.Queue
 
-    def is_schedulable_after_pv_change(
-        self, pod: Pod, old_obj: Any, new_obj: Any
-    ) -> QueueingHint:
+    def is_schedulable_after_pv_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """Queue on a new PV, or one whose topology labels changed."""
         if not isinstance(new_obj, PersistentVolume):
             raise TypeError("expected a PersistentVolume")

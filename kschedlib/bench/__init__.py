@@ -1,0 +1,1 @@
+"""Benchmarks: ``python -m kschedlib.bench SCENARIO.json`` and ``--snapshot``."""

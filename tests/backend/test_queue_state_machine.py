@@ -1,0 +1,197 @@
+"""Random operation sequences: every pod is in exactly one place and the indexes agree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import hypothesis.strategies as st
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from kschedlib.api.pod import Pod
+from kschedlib.backend.queue import EVENT_UNSCHEDULABLE_TIMEOUT, PriorityQueue
+from kschedlib.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
+from kschedlib.framework.handle import FakeClock
+from kschedlib.framework.queued_pod_info import QueuedPodInfo
+from kschedlib.framework.types import PodInfo
+
+from .test_queue_support import (
+    GATES_EVENT,
+    NODE_ADD,
+    PROFILE,
+    PV_ADD,
+    START,
+    GatesPlugin,
+    evolve_meta,
+    evolve_spec,
+    hint_queue,
+    make_pod,
+)
+
+N_PODS = 6
+PLACES = ("Active", "Backoff", "Unschedulable", "InFlight")
+
+
+def _label_hint(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    return QueueingHint.Queue if new is not None and "go" in new.metadata.labels else QueueingHint.QueueSkip
+
+
+HINTS = [
+    (NODE_ADD, "Fit", hint_queue),
+    (NODE_ADD, "Pending", hint_queue),
+    (ClusterEvent(EventResource.Pod, ActionType.UpdatePodLabel), "Fit", _label_hint),
+    (GATES_EVENT, "SchedulingGates", hint_queue),
+]
+
+
+class QueueMachine(RuleBasedStateMachine):
+    """A model of the informer + scheduler around the queue: which pods exist, their current
+    version, and which ones a scheduling cycle holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clock = FakeClock(START)
+        self.q = PriorityQueue(
+            clock=self.clock,
+            pre_enqueue_plugins={PROFILE: [GatesPlugin()]},
+            queueing_hints={PROFILE: HINTS},
+        )
+        self.current: dict[int, Pod] = {}  # pods that exist (informer view)
+        self.in_flight: dict[int, QueuedPodInfo] = {}
+        self.generation = 0
+
+    def _pod(self, i: int, gated: bool) -> Pod:
+        self.generation += 1
+        return make_pod(
+            f"p{i}",
+            uid=f"uid-{i}-{self.generation}",
+            priority=i % 3,
+            gates=["g"] if gated else (),
+        )
+
+    @rule(i=st.integers(0, N_PODS - 1), gated=st.booleans())
+    def add(self, i: int, gated: bool) -> None:
+        if i in self.current or i in self.in_flight:
+            return  # the informer sends Add once per pod
+        pod = self._pod(i, gated)
+        self.current[i] = pod
+        self.q.add(pod)
+
+    @rule(
+        i=st.integers(0, N_PODS - 1),
+        change=st.sampled_from(["label", "go", "ungate", "annotate", "nominate"]),
+    )
+    def update(self, i: int, change: str) -> None:
+        old = self.current.get(i)
+        if old is None:
+            return
+        if change == "label":
+            new = evolve_meta(old, labels={"v": str(self.generation)})
+        elif change == "go":
+            new = evolve_meta(old, labels={"go": ""})
+        elif change == "ungate":
+            new = evolve_spec(old, scheduling_gates=())
+        elif change == "annotate":
+            new = evolve_meta(old, annotations={"a": str(self.generation)})
+        else:
+            new = old.with_nominated_node_name("node-1")
+        self.generation += 1
+        self.current[i] = new
+        self.q.update(old, new)
+
+    @rule(i=st.integers(0, N_PODS - 1))
+    def delete(self, i: int) -> None:
+        pod = self.current.pop(i, None)
+        if pod is not None:
+            self.q.delete(pod)
+
+    @rule()
+    def pop(self) -> None:
+        p = self.q.pop()
+        if p is None:
+            return
+        i = int(p.pod.metadata.name[1:])
+        assert i not in self.in_flight
+        self.in_flight[i] = p
+
+    @precondition(lambda self: bool(self.in_flight))
+    @rule(
+        data=st.data(),
+        outcome=st.sampled_from(["rejected", "pending", "error", "bound"]),
+    )
+    def finish(self, data: st.DataObject, outcome: str) -> None:
+        i = data.draw(st.sampled_from(sorted(self.in_flight)))
+        p = self.in_flight.pop(i)
+        pod = self.current.get(i)
+        if pod is None or pod.uid != p.pod.uid or outcome == "bound":
+            # Deleted while in flight, or bound: the scheduler only ends the attempt.
+            self.q.done(p.uid)
+            if outcome == "bound" and pod is not None and pod.uid == p.pod.uid:
+                del self.current[i]
+                self.q.assigned_pod_added(pod.with_node_name("node-1"))
+            return
+        p.pod_info = PodInfo.of(pod)  # the informer's latest version, as handleSchedulingFailure
+        p.unschedulable_plugins = {"Fit"} if outcome == "rejected" else set()
+        p.pending_plugins = {"Pending"} if outcome == "pending" else set()
+        self.q.add_unschedulable_if_not_present(p, self.q.scheduling_cycle())
+
+    @rule(event=st.sampled_from([NODE_ADD, PV_ADD, EVENT_UNSCHEDULABLE_TIMEOUT]))
+    def cluster_event(self, event: ClusterEvent) -> None:
+        self.q.move_all_to_active_or_backoff_queue(event, None, None)
+
+    @rule(i=st.integers(0, N_PODS - 1))
+    def activate(self, i: int) -> None:
+        pod = self.current.get(i)
+        if pod is not None:
+            self.q.activate([pod])
+
+    @rule(dt=st.sampled_from([0.3, 1.0, 5.0, 301.0]))
+    def tick(self, dt: float) -> None:
+        self.clock.advance(dt)
+        self.q.flush_backoff_q_completed()
+        self.q.flush_unschedulable_pods_leftover()
+
+    @invariant()
+    def indexes_agree(self) -> None:
+        self.q.check_invariants()
+
+    @invariant()
+    def every_pod_in_exactly_one_place(self) -> None:
+        for i, pod in self.current.items():
+            places = self.q.where_is(pod)
+            flying = self.in_flight.get(i)
+            if flying is not None and flying.pod.uid == pod.uid:
+                assert places == ["InFlight"], (pod.metadata.name, places)
+            else:
+                assert len(places) == 1 and places[0] in PLACES[:3], (pod.metadata.name, places)
+        queued = {p.metadata.name for p in self.q.pending_pods()[0]}
+        assert queued == {
+            p.metadata.name
+            for i, p in self.current.items()
+            if not (i in self.in_flight and self.in_flight[i].pod.uid == p.uid)
+        }
+        assert {p.uid for p in self.q.in_flight_pods()} == {p.uid for p in self.in_flight.values()}
+        counts = self.q.pending_pods_count()
+        assert sum(counts.values()) == len(queued)
+
+    @invariant()
+    def gated_pods_wait_with_the_unschedulable_pods(self) -> None:
+        for pod in self.current.values():
+            info = self.q.get_pod(pod.metadata.name, pod.metadata.namespace)
+            if info is not None and info.gated():
+                assert self.q.where_is(pod) == ["Unschedulable"]
+                assert pod.spec.scheduling_gates
+
+    @invariant()
+    def nominations_only_for_known_pods(self) -> None:
+        uids = {p.uid for p in self.current.values()} | {p.uid for p in self.in_flight.values()}
+        assert set(self.q.nominator.nominated_pod_to_node) <= uids
+
+
+QueueMachine.TestCase.settings = settings(
+    max_examples=150,
+    stateful_step_count=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestQueueStateMachine = QueueMachine.TestCase
