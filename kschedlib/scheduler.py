@@ -450,14 +450,15 @@ class Scheduler:
         try:
             self.cache.update_snapshot(self.snapshot)
         except KSchedError as exc:
-            return self._fail(fwk, qpi, Status.error(exc), None, None, start, str(exc))
+            err = Status.error(exc)
+            return self._fail(fwk, qpi, err, None, None, start, str(exc))
         try:
             result = self.algorithm.schedule_pod(
                 fwk, state, pod, self.snapshot, explain=self.explain_enabled
             )
         except NoNodesAvailableError as exc:
-            st = Status(Code.UnschedulableAndUnresolvable, (str(exc),))
-            return self._fail(fwk, qpi, st, CLEAR_NOMINATED_NODE, None, start, str(exc))
+            none = Status(Code.UnschedulableAndUnresolvable, (str(exc),))
+            return self._fail(fwk, qpi, none, CLEAR_NOMINATED_NODE, None, start, str(exc))
         except FitError as fit:
             return self._fit_error(fwk, state, qpi, fit, start)
         except SchedulingError as exc:
@@ -472,7 +473,7 @@ class Scheduler:
         except CacheError as exc:
             return self._fail(fwk, qpi, Status.error(exc), CLEAR_NOMINATED_NODE, explanation, start, str(exc))
         self.queue.delete_nominated_pod_if_exists(assumed)
-        st = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        st: Status | None = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if st is not None and st.code != Code.Success:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)

@@ -52,7 +52,7 @@ class CycleState(dict[str, Any]):
     def delete(self, key: str) -> None:
         self.pop(key, None)
 
-    def clone(self) -> CycleState:  # type: ignore[override]
+    def clone(self) -> CycleState:
         """A copy whose values are cloned when they know how (StateData.clone)."""
         c = CycleState()
         for k, v in self.items():
@@ -67,8 +67,7 @@ class CycleState(dict[str, Any]):
     def __eq__(self, other: object) -> bool:
         return self is other
 
-    def __hash__(self) -> int:
-        return id(self)
+    __hash__ = object.__hash__  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"CycleState({dict.__repr__(self)})"

@@ -57,7 +57,7 @@ class QueueMachine(RuleBasedStateMachine):
             queueing_hints={PROFILE: HINTS},
         )
         self.current: dict[int, Pod] = {}  # pods that exist (informer view)
-        self.in_flight: dict[int, QueuedPodInfo] = {}
+        self.in_flight: dict[str, QueuedPodInfo] = {}  # by UID
         self.generation = 0
 
     def _pod(self, i: int, gated: bool) -> Pod:
@@ -69,10 +69,10 @@ class QueueMachine(RuleBasedStateMachine):
             gates=["g"] if gated else (),
         )
 
-    @rule(i=st.integers(0, N_PODS - 1), gated=st.booleans())
+    @rule(i=st.integers(0, N_PODS - 1), gated=st.sampled_from([False, False, False, True]))
     def add(self, i: int, gated: bool) -> None:
-        if i in self.current or i in self.in_flight:
-            return  # the informer sends Add once per pod
+        if i in self.current:
+            return  # the informer sends Add once per pod (a deleted one may be re-created)
         pod = self._pod(i, gated)
         self.current[i] = pod
         self.q.add(pod)
@@ -110,9 +110,8 @@ class QueueMachine(RuleBasedStateMachine):
         p = self.q.pop()
         if p is None:
             return
-        i = int(p.pod.metadata.name[1:])
-        assert i not in self.in_flight
-        self.in_flight[i] = p
+        assert p.uid not in self.in_flight
+        self.in_flight[p.uid] = p
 
     @precondition(lambda self: bool(self.in_flight))
     @rule(
@@ -120,15 +119,20 @@ class QueueMachine(RuleBasedStateMachine):
         outcome=st.sampled_from(["rejected", "pending", "error", "bound"]),
     )
     def finish(self, data: st.DataObject, outcome: str) -> None:
-        i = data.draw(st.sampled_from(sorted(self.in_flight)))
-        p = self.in_flight.pop(i)
+        uid = data.draw(st.sampled_from(sorted(self.in_flight)))
+        p = self.in_flight.pop(uid)
+        i = int(p.pod.metadata.name[1:])
         pod = self.current.get(i)
         if pod is None or pod.uid != p.pod.uid or outcome == "bound":
-            # Deleted while in flight, or bound: the scheduler only ends the attempt.
-            self.q.done(p.uid)
+            # Deleted while in flight, or bound: the scheduler only ends the attempt (and, for a
+            # bound pod, drops its nomination when assuming it).
             if outcome == "bound" and pod is not None and pod.uid == p.pod.uid:
+                self.q.delete_nominated_pod_if_exists(pod)
+                self.q.done(p.uid)
                 del self.current[i]
                 self.q.assigned_pod_added(pod.with_node_name("node-1"))
+            else:
+                self.q.done(p.uid)
             return
         p.pod_info = PodInfo.of(pod)  # the informer's latest version, as handleSchedulingFailure
         p.unschedulable_plugins = {"Fit"} if outcome == "rejected" else set()
@@ -157,18 +161,15 @@ class QueueMachine(RuleBasedStateMachine):
 
     @invariant()
     def every_pod_in_exactly_one_place(self) -> None:
-        for i, pod in self.current.items():
+        for pod in self.current.values():
             places = self.q.where_is(pod)
-            flying = self.in_flight.get(i)
-            if flying is not None and flying.pod.uid == pod.uid:
+            if pod.uid in self.in_flight:
                 assert places == ["InFlight"], (pod.metadata.name, places)
             else:
                 assert len(places) == 1 and places[0] in PLACES[:3], (pod.metadata.name, places)
         queued = {p.metadata.name for p in self.q.pending_pods()[0]}
         assert queued == {
-            p.metadata.name
-            for i, p in self.current.items()
-            if not (i in self.in_flight and self.in_flight[i].pod.uid == p.uid)
+            p.metadata.name for p in self.current.values() if p.uid not in self.in_flight
         }
         assert {p.uid for p in self.q.in_flight_pods()} == {p.uid for p in self.in_flight.values()}
         counts = self.q.pending_pods_count()
@@ -184,13 +185,13 @@ class QueueMachine(RuleBasedStateMachine):
 
     @invariant()
     def nominations_only_for_known_pods(self) -> None:
-        uids = {p.uid for p in self.current.values()} | {p.uid for p in self.in_flight.values()}
+        uids = {p.uid for p in self.current.values()} | set(self.in_flight)
         assert set(self.q.nominator.nominated_pod_to_node) <= uids
 
 
 QueueMachine.TestCase.settings = settings(
-    max_examples=150,
-    stateful_step_count=60,
+    max_examples=300,
+    stateful_step_count=50,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

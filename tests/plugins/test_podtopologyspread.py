@@ -13,6 +13,7 @@ from kschedlib.api.codec import decode
 from kschedlib.api.node import Node
 from kschedlib.api.objects import decode_any
 from kschedlib.api.pod import Pod, TopologySpreadConstraint
+from kschedlib.api.selectors import LabelSelector
 from kschedlib.backend.snapshot import Snapshot
 from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState
@@ -355,7 +356,9 @@ def test_add_and_remove_pod() -> None:
 
 
 def test_update_with_pod_respects_inclusion_policies_and_keys() -> None:
-    c = podtopologyspread.SpreadConstraint(1, ZONE, decode_selector({"app": "web"}))
+    c = podtopologyspread.SpreadConstraint(
+        1, ZONE, LabelSelector(match_labels={"app": "web"}).as_selector()
+    )
     s = PreFilterState([c], [CriticalPaths()], [{}], (1,))
     preemptor = pod("p", node_selector={"pool": "general"})
     s.update_with_pod(pod("a", node="n1"), preemptor, node("n1", "a", pool="batch"), 1)
@@ -363,12 +366,6 @@ def test_update_with_pod_respects_inclusion_policies_and_keys() -> None:
     assert s.tp_value_to_match_num == [{}]
     s.update_with_pod(pod("c", node="n3"), preemptor, node("n3", "a", pool="general"), 1)
     assert s.tp_value_to_match_num == [{"a": 1}]
-
-
-def decode_selector(labels: dict[str, str]) -> Any:
-    return decode_any(
-        {"kind": "ReplicaSet", "spec": {"selector": {"matchLabels": labels}}}
-    ).spec.selector.as_selector()
 
 
 # --- scoring ---
@@ -593,7 +590,7 @@ def test_args_validation_messages() -> None:
         max_skew=0,
         topology_key="",
         when_unsatisfiable="ScheduleAnyway",
-        label_selector=decode_any({"kind": "ReplicaSet", "spec": {"selector": {}}}).spec.selector,
+        label_selector=LabelSelector(),
     )
     args = PodTopologySpreadArgs(default_constraints=(dup, dup, bad), defaulting_type="List")
     assert args.validate() == [

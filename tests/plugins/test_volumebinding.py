@@ -11,6 +11,7 @@ import pytest
 from kschedlib.api.codec import decode
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
+from kschedlib.api.storage import PersistentVolume, PersistentVolumeClaim
 from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import EventResource, QueueingHint
@@ -24,7 +25,6 @@ from kschedlib.plugins.volumebinding.volume_binding import build_scorer
 from tests.plugins.test_volumes_fixtures import (
     ZONE,
     csi_node,
-    hostname_affinity,
     make_handle,
     node,
     pod,
@@ -39,7 +39,9 @@ DYN = storage_class("dyn")
 IMMEDIATE = storage_class("imm", mode="Immediate")
 
 
-def _setup(objects: list[Any], nodes: list[Node] | None = None) -> tuple[vb.VolumeBinding, BasicHandle]:
+def _setup(
+    objects: list[Any], nodes: list[Node] | None = None
+) -> tuple[vb.VolumeBinding, BasicHandle]:
     h = make_handle(nodes or NODES, objects=[WFFC, DYN, IMMEDIATE, *objects])
     return vb.new(None, h), h
 
@@ -62,6 +64,18 @@ def _view(st: Status | None) -> tuple[str, tuple[str, ...]] | None:
 
 
 UNRESOLVABLE = Code.UnschedulableAndUnresolvable.name
+
+
+def _assumed_pv(plugin: vb.VolumeBinding, name: str) -> PersistentVolume:
+    got = plugin.binder.pv_cache.get(name)
+    assert isinstance(got, PersistentVolume)
+    return got
+
+
+def _assumed_pvc(plugin: vb.VolumeBinding, key: str) -> PersistentVolumeClaim:
+    got = plugin.binder.pvc_cache.get(key)
+    assert isinstance(got, PersistentVolumeClaim)
+    return got
 
 
 # --- PreFilter ---
@@ -108,7 +122,9 @@ def test_ephemeral_volume_claims() -> None:
     _, st, _ = _run(plugin, h, pod("p", volumes=[eph], uid="u1"))
     assert _view(st) == (
         UNRESOLVABLE,
-        ('waiting for ephemeral volume controller to create the persistentvolumeclaim "p-scratch"',),
+        (
+            'waiting for ephemeral volume controller to create the persistentvolumeclaim "p-scratch"',
+        ),
     )
     plugin, h = _setup([pvc("p-scratch", "dyn", owner_uid="someone-else")])
     _, st, _ = _run(plugin, h, pod("p", volumes=[eph], uid="u1"))
@@ -173,7 +189,9 @@ def test_migrated_in_tree_pv_uses_csi_topology_on_migrated_nodes() -> None:
     objects = [
         pvc("c", "imm", volume_name="pv1", bound=True),
         pv("pv1", sc="imm", labels={"failure-domain.beta.kubernetes.io/zone": "a"}, source=gce),
-        csi_node("n1", {}, {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"}),
+        csi_node(
+            "n1", {}, {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"}
+        ),
     ]
     plugin, h = _setup(objects)
     _, st, out = _run(plugin, h, pod("p", "c"))
@@ -278,17 +296,23 @@ def test_each_pv_serves_one_claim_of_the_pod() -> None:
 
 
 def test_reserve_assumes_pv_for_later_pods_and_unreserve_reverts() -> None:
-    objects = [pvc("c1", "wffc", "5Gi", uid="u-c1"), pvc("c2", "wffc", "5Gi"), pv("pv1", "10Gi", "wffc")]
+    objects = [
+        pvc("c1", "wffc", "5Gi", uid="u-c1"),
+        pvc("c2", "wffc", "5Gi"),
+        pv("pv1", "10Gi", "wffc"),
+    ]
     plugin, h = _setup(objects)
     p1 = pod("p1", "c1")
     cs1, _, out = _run(plugin, h, p1)
     assert out["n1"] is None
     assert plugin.reserve(cs1, p1, "n1") is None
     assert not cs1.read(vb.STATE_KEY).all_bound
-    assumed = plugin.binder.pv_cache.get("pv1")
-    assert assumed.spec.claim_ref.name == "c1" and assumed.spec.claim_ref.uid == "u-c1"
+    assumed = _assumed_pv(plugin, "pv1")
+    ref = assumed.spec.claim_ref
+    assert ref is not None and ref.name == "c1" and ref.uid == "u-c1"
     assert assumed.metadata.annotations["pv.kubernetes.io/bound-by-controller"] == "yes"
-    assert h.objects.get_object("PersistentVolume", "pv1").spec.claim_ref is None
+    stored = h.objects.get_object("PersistentVolume", "pv1")
+    assert isinstance(stored, PersistentVolume) and stored.spec.claim_ref is None
     # Another claim can no longer take pv1 ...
     _, _, out2 = _run(plugin, h, pod("p2", "c2"))
     assert _view(out2["n1"]) == (UNRESOLVABLE, (vb.ERR_REASON_BIND_CONFLICT,))
@@ -298,7 +322,7 @@ def test_reserve_assumes_pv_for_later_pods_and_unreserve_reverts() -> None:
     pre = plugin.pre_bind_pre_flight(cs1, p1, "n1")
     assert pre is None and plugin.pre_bind(cs1, p1, "n1") is None
     plugin.unreserve(cs1, p1, "n1")
-    assert plugin.binder.pv_cache.get("pv1").spec.claim_ref is None
+    assert _assumed_pv(plugin, "pv1").spec.claim_ref is None
     _, _, out4 = _run(plugin, h, pod("p2", "c2"))
     assert out4["n1"] is None
 
@@ -312,7 +336,7 @@ def test_assumption_gives_way_to_a_store_update() -> None:
     assert plugin.binder.pv_cache.is_assumed("pv1")
     h.objects.upsert(pv("pv1", "10Gi", "wffc", labels={"changed": "yes"}))
     assert not plugin.binder.pv_cache.is_assumed("pv1")
-    assert plugin.binder.pv_cache.get("pv1").spec.claim_ref is None
+    assert _assumed_pv(plugin, "pv1").spec.claim_ref is None
 
 
 def test_bind_volume_to_claim() -> None:
@@ -365,7 +389,7 @@ def test_reserve_annotates_provisioned_claim_for_later_pods() -> None:
     p1 = pod("p1", "c")
     cs, _, _ = _run(plugin, h, p1)
     assert plugin.reserve(cs, p1, "n3") is None
-    assumed = plugin.binder.pvc_cache.get("default/c")
+    assumed = _assumed_pvc(plugin, "default/c")
     assert assumed.metadata.annotations["volume.kubernetes.io/selected-node"] == "n3"
     _, _, out = _run(plugin, h, pod("p2", "c"))
     assert out["n3"] is None
@@ -399,16 +423,29 @@ def test_score_is_skipped_by_default() -> None:
     cs, _, _ = _run(plugin, h, pod("p", "c"))
     st = plugin.pre_score(cs, pod("p", "c"), [])
     assert st is not None and st.is_skip()
-    assert plugin.score_extensions() is None
+    assert plugin.score(cs, pod("p", "c"), h.snapshot_shared_lister().node_infos().get("n1")) == (
+        0,
+        None,
+    )
 
 
 def test_score_with_storage_capacity_scoring() -> None:
-    h = make_handle(NODES, objects=[WFFC, pvc("c", "wffc", "5Gi"), pv("half", "10Gi", "wffc", on_node="n1"), pv("full", "5Gi", "wffc", on_node="n2")])
+    h = make_handle(
+        NODES,
+        objects=[
+            WFFC,
+            pvc("c", "wffc", "5Gi"),
+            pv("half", "10Gi", "wffc", on_node="n1"),
+            pv("full", "5Gi", "wffc", on_node="n2"),
+        ],
+    )
     plugin = vb.VolumeBinding(vb.VolumeBindingArgs(), h, storage_capacity_scoring=True)
     p = pod("p", "c")
     cs, _, _ = _run(plugin, h, p)
     assert plugin.pre_score(cs, p, []) is None
-    scores = {ni.name: plugin.score(cs, p, ni)[0] for ni in h.snapshot_shared_lister().list()}
+    scores = {
+        ni.name: plugin.score(cs, p, ni)[0] for ni in h.snapshot_shared_lister().node_infos().list()
+    }
     # Default shape (0 -> 10, 100 -> 0), scaled to 0..100: prefer the emptier volume.
     assert scores == {"n1": 50, "n2": 0, "n3": 0}
 
@@ -454,10 +491,10 @@ def test_args_defaults_decode_and_validation() -> None:
     assert vb.VolumeBindingArgs().validate(storage_capacity_scoring=True) == [
         ("shape", "Required value: at least one point must be specified")
     ]
-    assert vb.DEFAULT_STORAGE_CAPACITY_SHAPE == (
+    assert (
         UtilizationShapePoint(0, 10),
         UtilizationShapePoint(100, 0),
-    )
+    ) == vb.DEFAULT_STORAGE_CAPACITY_SHAPE
 
 
 def test_new_rejects_bad_args_and_registry_knows_the_plugin() -> None:
@@ -496,7 +533,10 @@ def test_hints() -> None:
     assert plugin.is_schedulable_after_pvc_change(p, None, pvc("p-e")) == q
     assert plugin.is_schedulable_after_pvc_change(p, None, pvc("other")) == skip
     assert plugin.is_schedulable_after_pvc_change(p, None, pvc("c", ns="elsewhere")) == skip
-    zonal, zonal2 = storage_class("s", allowed_zones=("a",)), storage_class("s", allowed_zones=("b",))
+    zonal, zonal2 = (
+        storage_class("s", allowed_zones=("a",)),
+        storage_class("s", allowed_zones=("b",)),
+    )
     assert plugin.is_schedulable_after_storage_class_change(p, None, zonal) == q
     assert plugin.is_schedulable_after_storage_class_change(p, zonal, zonal2) == q
     assert plugin.is_schedulable_after_storage_class_change(p, zonal, zonal) == skip
@@ -515,10 +555,3 @@ def test_hints() -> None:
     assert plugin.is_schedulable_after_csi_storage_capacity_change(p, None, small) == q
     assert plugin.is_schedulable_after_csi_storage_capacity_change(p, small, big) == q
     assert plugin.is_schedulable_after_csi_storage_capacity_change(p, big, small) == skip
-
-
-def test_hostname_affinity_fixture_is_a_node_selector() -> None:
-    # Guards the fixtures the oracle tests rely on.
-    volume = pv("x", affinity=hostname_affinity("n1", "n2"))
-    assert volume.spec.node_affinity is not None
-    assert volume.spec.node_affinity.required is not None

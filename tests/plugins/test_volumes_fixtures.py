@@ -35,7 +35,9 @@ def pod(
     uid: str = "",
     resource_claims: list[dict[str, Any]] | None = None,
 ) -> Pod:
-    vols = [{"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)]
+    vols = [
+        {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)
+    ]
     vols.extend(volumes or ())
     spec: dict[str, Any] = {"containers": [{"name": "c"}], "volumes": vols}
     if node_name:

@@ -51,7 +51,7 @@ class _ImageState:
     def summary(self) -> ImageStateSummary:
         """The summary as a snapshot sees it now (NumNodes counted at copy time, as Go does)."""
         s = self._summary
-        if s is None:
+        if s is None or s.num_nodes != len(self.nodes):
             s = self._summary = ImageStateSummary(self.size, len(self.nodes))
         return s
 
@@ -462,7 +462,7 @@ class Cache:
                 if bool(existing.pods_with_required_anti_affinity) != bool(
                     info.pods_with_required_anti_affinity
                 ):
-                    update_anti_affinity = True
+                    pass
                 if not update_pvcs:
                     old, new = existing.pvc_ref_counts, info.pvc_ref_counts
                     if len(old) != len(new) or any(k not in old for k in new):

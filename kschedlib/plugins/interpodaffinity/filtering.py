@@ -5,6 +5,7 @@ selects; Filter then looks the node's pairs up (interpodaffinity/filtering.go)."
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
@@ -145,11 +146,28 @@ def existing_anti_affinity_counts(
         node = ni.node
         if node is None:
             continue
+        labels = node.metadata.labels
         for existing in ni.pods_with_required_anti_affinity:
-            update_with_anti_affinity_terms(
-                counts, existing.required_anti_affinity_terms, pod, ns_labels, node, 1
-            )
+            for t in existing.required_anti_affinity_terms:
+                if t.matches(pod, ns_labels):
+                    v = labels.get(t.topology_key)
+                    if v is not None:
+                        add_count(counts, t.topology_key, v, 1)
     return counts
+
+
+def _compile(terms: Sequence[AffinityTerm]) -> list[tuple[bool, frozenset[str], Any, str]]:
+    """(all namespaces, namespaces, selector, topology key) per incoming term: with the
+    namespace selector unrolled, its verdict on no labels is fixed."""
+    return [
+        (
+            bool(t.namespace_selector.matches(NO_LABELS)),  # type: ignore[attr-defined]
+            t.namespaces,
+            t.selector,
+            t.topology_key,
+        )
+        for t in terms
+    ]
 
 
 def incoming_affinity_anti_affinity_counts(
@@ -163,23 +181,34 @@ def incoming_affinity_anti_affinity_counts(
     anti: TopologyCounts = {}
     if not affinity_terms and not anti_affinity_terms:
         return affinity, anti
+    aff = _compile(affinity_terms)
+    anti_c = _compile(anti_affinity_terms)
     for ni in all_nodes:
+        pods = ni.pods
+        if not pods:
+            continue
         node = ni.node
         if node is None:
             continue
         labels = node.metadata.labels
-        for existing in ni.pods:
-            p = existing.pod
-            if affinity_terms and pod_matches_all_affinity_terms(affinity_terms, p):
-                for t in affinity_terms:
-                    v = labels.get(t.topology_key)
+        for existing in pods:
+            meta = existing.pod.metadata
+            ns = meta.namespace
+            pod_labels = meta.labels
+            if aff:
+                for all_ns, namespaces, selector, _ in aff:
+                    if not ((all_ns or ns in namespaces) and selector.matches(pod_labels)):
+                        break
+                else:
+                    for _, _, _, key in aff:
+                        v = labels.get(key)
+                        if v is not None:
+                            add_count(affinity, key, v, 1)
+            for all_ns, namespaces, selector, key in anti_c:
+                if (all_ns or ns in namespaces) and selector.matches(pod_labels):
+                    v = labels.get(key)
                     if v is not None:
-                        add_count(affinity, t.topology_key, v, 1)
-            for t in anti_affinity_terms:
-                if t.matches(p, NO_LABELS):
-                    v = labels.get(t.topology_key)
-                    if v is not None:
-                        add_count(anti, t.topology_key, v, 1)
+                        add_count(anti, key, v, 1)
     return affinity, anti
 
 

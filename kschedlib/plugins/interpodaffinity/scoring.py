@@ -102,6 +102,12 @@ def compute_topology_score(
             continue
         pods = ni.pods if all_pods else ni.pods_with_affinity
         for existing in pods:
+            if not all_pods and not (
+                existing.preferred_affinity_terms
+                or existing.preferred_anti_affinity_terms
+                or (hard_pod_affinity_weight > 0 and existing.required_affinity_terms)
+            ):
+                continue  # e.g. required anti-affinity only: nothing to score
             process_existing_pod(
                 scores,
                 incoming,

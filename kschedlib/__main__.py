@@ -1,0 +1,29 @@
+"""``kschedlib`` / ``python -m kschedlib``: command-line entry point."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+USAGE = """usage: kschedlib COMMAND [ARGS]
+
+commands:
+  simulate PATH   schedule a scenario (JSON) or a folder of manifests and report placements
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        sys.stdout.write(USAGE)
+        return 0
+    if args[0] == "simulate":
+        from kschedlib.cli.simulate import main as simulate_main
+
+        return simulate_main(args[1:])
+    sys.stderr.write(f"kschedlib: unknown command {args[0]!r}\n{USAGE}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+"""kschedlib simulate: schedule every pending pod of a scenario or a folder of YAML, offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import attrs
+
+from kschedlib.api.node import Node
+from kschedlib.api.objects import load_objects
+from kschedlib.api.pod import Pod
+from kschedlib.conformance.scenario import Scenario
+from kschedlib.errors import KSchedError
+from kschedlib.framework.handle import FakeClock
+from kschedlib.results import Explanation, Outcome, SchedulingResult
+from kschedlib.scheduler import Scheduler
+
+MAX_ROUNDS = 120
+
+
+def load_input(path: str) -> tuple[Any, list[Any]]:
+    """(configuration or None, objects) from a scenario file or a directory of manifests."""
+    if os.path.isdir(path):
+        config: Any = None
+        objects: list[Any] = []
+        for fname in sorted(os.listdir(path)):
+            if not fname.endswith((".yaml", ".yml", ".json")):
+                continue
+            with open(os.path.join(path, fname), encoding="utf-8") as fh:
+                for obj in load_objects(fh.read()):
+                    if isinstance(obj, dict) and obj.get("kind") == "KubeSchedulerConfiguration":
+                        config = obj
+                    elif not isinstance(obj, dict):
+                        objects.append(obj)
+        return config, objects
+    sc = Scenario.load(path)
+    return sc.config, [*sc.nodes, *sc.other_objects(), *sc.pods, *sc.pending]
+
+
+@attrs.define(slots=True)
+class Simulation:
+    """The outcome of a simulation: the scheduler, the last attempt per pod, the pending pods
+    in input order and the attempts that preempted."""
+
+    scheduler: Scheduler
+    last: dict[str, SchedulingResult]
+    order: list[str]
+    preemptions: list[SchedulingResult]
+
+
+def simulate(
+    config: Any, objects: Sequence[Any], *, seed: int | None = 0, progress: TextIO | None = None
+) -> Simulation:
+    """Schedule all pending pods, advancing a fake clock through backoffs until nothing moves."""
+    clock = FakeClock()
+    sched = Scheduler(config, clock=clock, seed=seed)
+    sched.apply(objects)
+    order = [o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name]
+    last: dict[str, SchedulingResult] = {}
+    preemptions: list[SchedulingResult] = []
+    total = len(order)
+    for _ in range(MAX_ROUNDS):
+        for r in sched.run():
+            if r.victims:
+                preemptions.append(r)
+            last[r.key] = r
+            if progress is not None and total >= 50:
+                done = sum(1 for x in last.values() if x.outcome == Outcome.Scheduled)
+                progress.write(f"\rscheduled {done}/{total}")
+        if not sched.queue.pods_in_backoff_q() and not sched.queue.pods_in_active_q():
+            break
+        clock.advance(1.0)
+    if progress is not None and total >= 50:
+        progress.write("\n")
+    return Simulation(sched, last, order, preemptions)
+
+
+def _utilization(sched: Scheduler) -> list[dict[str, Any]]:
+    sched.cache.update_snapshot(sched.snapshot)
+    rows = []
+    for ni in sorted(sched.snapshot.list(), key=lambda n: n.name):
+        a, r = ni.allocatable, ni.requested
+        rows.append({
+            "node": ni.name,
+            "pods": len(ni.pods),
+            "cpuRequestedMilli": r.milli_cpu,
+            "cpuAllocatableMilli": a.milli_cpu,
+            "memoryRequested": r.memory,
+            "memoryAllocatable": a.memory,
+        })
+    return rows
+
+
+def _pct(used: int, total: int) -> str:
+    return f"{100 * used / total:5.1f}%" if total else "   n/a"
+
+
+def report_text(sim: Simulation, out: TextIO) -> None:
+    sched, last, order = sim.scheduler, sim.last, sim.order
+    placed = [(k, last[k]) for k in order if k in last and last[k].outcome == Outcome.Scheduled]
+    failed = [(k, last.get(k)) for k in order if k not in last or last[k].outcome != Outcome.Scheduled]
+    width = max([len(k) for k in order] + [3])
+    out.write(f"Placements ({len(placed)}/{len(order)} pods scheduled)\n")
+    out.write(f"  {'POD':<{width}}  NODE\n")
+    for k, r in placed:
+        out.write(f"  {k:<{width}}  {r.node}\n")
+    if failed:
+        out.write(f"\nUnschedulable ({len(failed)})\n")
+        for k, fr in failed:
+            msg = fr.message if fr is not None else "never attempted"
+            nom = f" [nominated: {fr.nominated_node}]" if fr is not None and fr.nominated_node else ""
+            out.write(f"  {k}: {msg}{nom}\n")
+    preemptions = sim.preemptions
+    if preemptions:
+        out.write(f"\nPreemptions ({len(preemptions)})\n")
+        for r in preemptions:
+            victims = ", ".join(sorted(v.key for v in r.victims))
+            out.write(f"  {r.key} nominated to {r.nominated_node}, evicting {victims}\n")
+    out.write("\nNode utilization (requests / allocatable)\n")
+    out.write(f"  {'NODE':<20} {'PODS':>5} {'CPU':>8} {'MEMORY':>8}\n")
+    for row in _utilization(sched):
+        out.write(
+            f"  {row['node']:<20} {row['pods']:>5} "
+            f"{_pct(row['cpuRequestedMilli'], row['cpuAllocatableMilli']):>8} "
+            f"{_pct(row['memoryRequested'], row['memoryAllocatable']):>8}\n"
+        )
+
+
+def explain_text(exp: Explanation, out: TextIO) -> None:
+    out.write(f"Pod {exp.pod} (profile {exp.profile})\n")
+    if exp.pre_filter is not None:
+        pf = exp.pre_filter
+        out.write(f"  PreFilter rejected the pod: {pf.plugin}: {pf.code}: {', '.join(pf.reasons)}\n")
+    if exp.rejected:
+        out.write("  Filtered out:\n")
+        for node, v in sorted(exp.rejected.items()):
+            out.write(f"    {node}: {v.plugin or '-'} ({v.code}): {', '.join(v.reasons)}\n")
+    out.write(f"  Feasible: {', '.join(exp.feasible) or '(none)'}\n")
+    if exp.scores:
+        plugins = sorted({p for s in exp.scores.values() for p in s.plugins})
+        out.write("  Scores (raw -> normalized x weight = weighted):\n")
+        for node, s in sorted(exp.scores.items(), key=lambda kv: (-kv[1].total, kv[0])):
+            parts = [
+                f"{p} {d.raw}->{d.normalized}x{d.weight}={d.weighted}"
+                for p in plugins
+                if (d := s.plugins.get(p)) is not None
+            ]
+            parts += [f"{e} {v}" for e, v in s.extenders.items()]
+            out.write(f"    {node}: total {s.total}: {'; '.join(parts)}\n")
+    if exp.selected:
+        out.write(f"  Selected: {exp.selected}\n")
+    if exp.post_filter_message:
+        out.write(f"  PostFilter: {exp.post_filter_message}\n")
+
+
+def report_json(sim: Simulation) -> dict[str, Any]:
+    sched, last, order = sim.scheduler, sim.last, sim.order
+    pods = []
+    for k in order:
+        r = last.get(k)
+        pods.append({
+            "pod": k,
+            "node": r.node if r is not None and r.outcome == Outcome.Scheduled else None,
+            "outcome": r.outcome.value if r is not None else None,
+            "message": r.message if r is not None else "never attempted",
+            "nominatedNode": r.nominated_node if r is not None else None,
+        })
+    preempted = [
+        {"pod": r.key, "nominatedNode": r.nominated_node,
+         "victims": sorted(v.key for v in r.victims)}
+        for r in sim.preemptions
+    ]
+    return {"pods": pods, "preemptions": preempted, "nodes": _utilization(sched)}
+
+
+def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="kschedlib simulate", description=__doc__)
+    ap.add_argument("path", help="scenario JSON (conformance format) or a folder of manifests")
+    ap.add_argument("--explain", metavar="NS/POD", help="print the scheduling breakdown of a pod")
+    ap.add_argument("--json", action="store_true", help="machine-readable output")
+    ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = ap.parse_args(list(argv))
+    try:
+        config, objects = load_input(args.path)
+        if not any(isinstance(o, Node) for o in objects):
+            err.write(f"kschedlib simulate: {args.path}: no nodes found\n")
+            return 2
+        sim = simulate(
+            config, objects, seed=args.seed, progress=None if args.quiet or args.json else err
+        )
+    except (KSchedError, OSError, json.JSONDecodeError) as exc:
+        err.write(f"kschedlib simulate: {type(exc).__name__}: {exc}\n")
+        return 2
+    if args.json:
+        data = report_json(sim)
+        if args.explain:
+            exp = sim.scheduler.explain(args.explain)
+            data["explanation"] = exp.to_dict() if exp is not None else None
+        json.dump(data, out, indent=2)
+        out.write("\n")
+        return 0
+    report_text(sim, out)
+    if args.explain:
+        exp = sim.scheduler.explain(args.explain)
+        out.write("\n")
+        if exp is None:
+            out.write(f"no scheduling attempt recorded for {args.explain}\n")
+            return 1
+        explain_text(exp, out)
+    return 0
