@@ -1,7 +1,21 @@
-"""kschedlib: kube-scheduler v1.35 in pure Python, with no I/O."""
+"""kschedlib: kube-scheduler v1.35 in pure Python, with no I/O.
+
+The public API is what this module re-exports; everything else is internal.
+"""
 
 from __future__ import annotations
 
+from kschedlib.api import (
+    Namespace,
+    Node,
+    Pod,
+    Quantity,
+    Resource,
+    load_objects,
+    parse_quantity,
+)
+from kschedlib.backend.snapshot import Snapshot
+from kschedlib.config import KubeSchedulerConfiguration, Profile, load_config
 from kschedlib.errors import (
     CacheError,
     ConfigError,
@@ -10,15 +24,121 @@ from kschedlib.errors import (
     QuantityError,
     QueueError,
 )
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
+from kschedlib.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from kschedlib.framework.extender import Extender
+from kschedlib.framework.handle import FakeClock, RealClock
+from kschedlib.framework.interface import (
+    BindPlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeScore,
+    PermitPlugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
+from kschedlib.framework.registry import PluginSpec, Registry
+from kschedlib.framework.runtime import Framework
+from kschedlib.framework.status import SKIP, Code, Status
+from kschedlib.framework.types import NodeInfo, PodInfo
+from kschedlib.results import (
+    Event,
+    Explanation,
+    NodeScoreDetail,
+    NodeVerdict,
+    Outcome,
+    PluginScoreDetail,
+    SchedulerMetrics,
+    SchedulingResult,
+)
+from kschedlib.scheduler import AcceptingBinder, Binder, Scheduler
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "SKIP",
+    "AcceptingBinder",
+    "ActionType",
+    "BindPlugin",
+    "Binder",
     "CacheError",
+    "ClusterEvent",
+    "ClusterEventWithHint",
+    "Code",
     "ConfigError",
+    "CycleState",
+    "Diagnosis",
+    "EnqueueExtensions",
+    "Event",
+    "EventResource",
+    "Explanation",
+    "Extender",
+    "FakeClock",
+    "FilterPlugin",
+    "FitError",
+    "Framework",
     "InvalidObjectError",
     "KSchedError",
+    "KubeSchedulerConfiguration",
+    "Namespace",
+    "NoNodesAvailableError",
+    "Node",
+    "NodeInfo",
+    "NodeScore",
+    "NodeScoreDetail",
+    "NodeVerdict",
+    "Outcome",
+    "PermitPlugin",
+    "PluginScoreDetail",
+    "PluginSpec",
+    "Pod",
+    "PodInfo",
+    "PostBindPlugin",
+    "PostFilterPlugin",
+    "PostFilterResult",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
+    "PreFilterExtensions",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "Profile",
+    "Quantity",
     "QuantityError",
     "QueueError",
+    "QueueSortPlugin",
+    "QueueingHint",
+    "RealClock",
+    "Registry",
+    "ReservePlugin",
+    "Resource",
+    "SchedulerMetrics",
+    "Scheduler",
+    "SchedulingResult",
+    "ScoreExtensions",
+    "ScorePlugin",
+    "Snapshot",
+    "Status",
+    "load_config",
+    "load_objects",
+    "parse_quantity",
     "__version__",
 ]

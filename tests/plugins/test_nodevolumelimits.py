@@ -33,7 +33,7 @@ def _bound(i: int, driver: str = EBS) -> list[Any]:
 def _filter(
     p: Pod, running: list[Pod], objects: list[Any], node_allocatable: dict[str, str] | None = None
 ) -> Status | None:
-    h = make_handle([node("n1", **(node_allocatable or {}))], running, objects)
+    h = make_handle([node("n1", allocatable=node_allocatable)], running, objects)
     plugin = nvl.new(None, h)
     cs = CycleState()
     _, st = plugin.pre_filter(cs, p, [])

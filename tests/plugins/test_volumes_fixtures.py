@@ -18,9 +18,11 @@ BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
 
 
-def node(name: str, labels: dict[str, str] | None = None, **allocatable: str) -> Node:
+def node(
+    name: str, labels: dict[str, str] | None = None, allocatable: dict[str, str] | None = None
+) -> Node:
     lbl = {HOSTNAME: name, **(labels or {})}
-    alloc = {"cpu": "4", "memory": "16Gi", "pods": "110", **allocatable}
+    alloc = {"cpu": "4", "memory": "16Gi", "pods": "110", **(allocatable or {})}
     return Node.from_dict(
         {"metadata": {"name": name, "labels": lbl}, "status": {"allocatable": alloc}}
     )

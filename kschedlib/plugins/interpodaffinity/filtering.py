@@ -227,28 +227,6 @@ def satisfy_pod_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
     return pods_exist or (not counts and s.self_affine)
 
 
-def satisfy_pod_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
-    """No pod selected by a required anti-affinity term is in the node's domain."""
-    counts = s.anti_affinity_counts
-    if counts:
-        for t in s.required_anti_affinity_terms:
-            v = labels.get(t.topology_key)
-            if v is not None:
-                inner = counts.get(t.topology_key)
-                if inner is not None and inner.get(v, 0) > 0:
-                    return False
-    return True
-
-
-def satisfy_existing_pods_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
-    """No existing pod's required anti-affinity rejects the pod in any of the node's domains."""
-    for key, inner in s.existing_anti_affinity_counts.items():
-        v = labels.get(key)
-        if v is not None and inner.get(v, 0) > 0:
-            return False
-    return True
-
-
 def filter_node(s: PreFilterState, node: Node) -> Status | None:
     """The three checks in kube-scheduler's order, inlined: Filter runs once per node."""
     labels = node.metadata.labels

@@ -87,8 +87,3 @@ def add_count(counts: TopologyCounts, key: str, value: str, delta: int) -> None:
 
 def clone_counts(counts: TopologyCounts) -> TopologyCounts:
     return {k: dict(v) for k, v in counts.items()}
-
-
-def count_pairs(counts: TopologyCounts) -> int:
-    """The number of (key, value) pairs, as len() of kube-scheduler's pair-keyed map."""
-    return sum(len(v) for v in counts.values())
