@@ -13,6 +13,7 @@ from kschedlib.api.resource import PodResources, Resource, compute_pod_resources
 from kschedlib.api.selectors import Selector, selector_from
 
 _generation = itertools.count(1)
+_NO_LABELS: Mapping[str, str] = {}
 
 
 def next_generation() -> int:
@@ -32,8 +33,8 @@ class AffinityTerm:
     def matches(self, pod: Pod, ns_labels: Mapping[str, str] | None) -> bool:
         """Whether ``pod`` is selected: in one of the namespaces (or by the namespace
         selector, given the pod's namespace labels) and by the label selector."""
-        if pod.metadata.namespace in self.namespaces or (
-            ns_labels is not None and self.namespace_selector.matches(ns_labels)  # type: ignore[attr-defined]
+        if pod.metadata.namespace in self.namespaces or self.namespace_selector.matches(  # type: ignore[attr-defined]
+            ns_labels if ns_labels is not None else _NO_LABELS
         ):
             return bool(self.selector.matches(pod.metadata.labels))  # type: ignore[attr-defined]
         return False

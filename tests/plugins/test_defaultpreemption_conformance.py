@@ -16,9 +16,7 @@ from kschedlib.conformance.session import ScenarioSession
 from kschedlib.results import Outcome, SchedulingResult
 
 CORPUS = Path("/work/shared/conformance")
-SCENARIOS = sorted(
-    p for p in CORPUS.glob("*.json") if not p.name.endswith(".expected.json")
-)
+SCENARIOS = sorted(p for p in CORPUS.glob("*.json") if not p.name.endswith(".expected.json"))
 
 
 def _expected(path: Path) -> list[dict[str, Any]]:
@@ -73,7 +71,7 @@ def test_scenario(path: Path) -> None:
     got = _run(path)
     whole = path.stem.startswith("preemption-")
     assert [e["pod"] for e in expected] == [g["pod"] for g, _ in got]
-    for want, (have, pf_msg) in zip(expected, got):
+    for want, (have, pf_msg) in zip(expected, got, strict=True):
         if not whole and want["postFilter"] is None:
             continue
         assert have.get("retry", False) == want.get("retry", False), want["pod"]

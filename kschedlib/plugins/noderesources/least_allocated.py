@@ -9,9 +9,13 @@ MAX_NODE_SCORE = 100
 
 def least_requested_score(requested: int, capacity: int) -> int:
     """(capacity - requested) on a 0..100 scale; 0 when the node is over-requested."""
-    if capacity == 0 or requested > capacity:
-        return 0
-    return go_div((capacity - requested) * MAX_NODE_SCORE, capacity)
+    if capacity <= 0 or requested > capacity:
+        return 0 if capacity == 0 or requested > capacity else go_div(
+            (capacity - requested) * MAX_NODE_SCORE, capacity
+        )
+    if requested < 0:
+        return go_div((capacity - requested) * MAX_NODE_SCORE, capacity)
+    return (capacity - requested) * MAX_NODE_SCORE // capacity  # both operands >= 0
 
 
 least_resource_scorer = WeightedMean(least_requested_score)
