@@ -557,7 +557,8 @@ class Scheduler:
             self.metrics.preemption_attempts += 1
             result, st = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_to_status)
             fit.diagnosis.post_filter_msg = st.message() if st is not None else ""
-            if result is not None and result.nominated_node_name:
+            if result is not None:
+                # An empty name clears an earlier nomination (a failed retry).
                 nominating = NominatingInfo(result.nominated_node_name, NominatingMode.Override)
         explanation = self._explain(fwk, pod, fit.diagnosis, None) if self.explain_enabled else None
         self.metrics.preemption_victims += len(self._victims)

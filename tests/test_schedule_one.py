@@ -109,7 +109,7 @@ def test_pre_filter_rejection_message_and_post_filter_message() -> None:
     d.post_filter_msg = "not found"
     d.node_to_status.absent_nodes_status = unresolvable(d.pre_filter_msg)
     assert FitError(pod(), 3, d).message() == (
-        '0/3 nodes are available: persistentvolumeclaim "x" not found. not found.'
+        '0/3 nodes are available: persistentvolumeclaim "x" not found. not found'
     )
 
 

@@ -99,7 +99,7 @@ class FitError(KSchedError):
             if parts:
                 msg += " " + ", ".join(parts) + "."
         if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}."
+            msg += f" {d.post_filter_msg}"
         return msg
 
 

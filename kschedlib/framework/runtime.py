@@ -472,7 +472,7 @@ class Framework:
                 return r, s.with_plugin(pl.name)
             if not s.is_rejected():
                 return None, Status.error(s.as_error(), pl.name)
-            if r is not None and r.nominated_node_name:
+            if r is not None:  # a returned result overrides the nomination, even with ""
                 result = r
             reasons.extend(s.reasons)
             if not rejector:

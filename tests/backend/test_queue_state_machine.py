@@ -28,7 +28,7 @@ from .test_queue_support import (
     make_pod,
 )
 
-N_PODS = 6
+N_PODS = 4
 PLACES = ("Active", "Backoff", "Unschedulable", "InFlight")
 
 
@@ -190,7 +190,7 @@ class QueueMachine(RuleBasedStateMachine):
 
 
 QueueMachine.TestCase.settings = settings(
-    max_examples=300,
+    max_examples=500,
     stateful_step_count=50,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from kschedlib.api.codec import decode
@@ -16,8 +15,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.handle import BasicHandle
 from kschedlib.framework.interface import NodeScore
 from kschedlib.framework.status import Status
-
-CORPUS = Path("/work/shared/conformance")
+from tests.corpus import CORPUS  # noqa: E402
 
 DEFAULT_WEIGHTS = {
     "TaintToleration": 3,
@@ -47,8 +45,7 @@ FILTER_ORDER = (
 
 
 def scenario_names(prefix: str = "") -> list[str]:
-    if not CORPUS.is_dir():
-        return []
+    assert CORPUS.is_dir(), f"conformance corpus not found at {CORPUS}"
     return sorted(
         p.name[: -len(".json")]
         for p in CORPUS.glob(f"{prefix}*.json")

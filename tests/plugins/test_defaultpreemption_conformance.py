@@ -14,8 +14,8 @@ from kschedlib.conformance.runner import FIELDS
 from kschedlib.conformance.scenario import Scenario
 from kschedlib.conformance.session import ScenarioSession
 from kschedlib.results import Outcome, SchedulingResult
+from tests.corpus import CORPUS  # noqa: E402
 
-CORPUS = Path("/work/shared/conformance")
 SCENARIOS = sorted(p for p in CORPUS.glob("*.json") if not p.name.endswith(".expected.json"))
 
 

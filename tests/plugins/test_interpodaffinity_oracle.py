@@ -19,8 +19,7 @@ from kschedlib.framework.handle import BasicHandle, ObjectStore
 from kschedlib.framework.interface import NodeScore
 from kschedlib.framework.status import Code
 from kschedlib.plugins import interpodaffinity, podtopologyspread
-
-CORPUS = Path("/work/shared/conformance")
+from tests.corpus import CORPUS  # noqa: E402
 
 # The default profile's Filter order: a node rejected by an earlier plugin says nothing about
 # ours; a node rejected by a later one (or feasible) must pass ours.

@@ -23,8 +23,8 @@ from kschedlib.plugins.noderesources import (
     new_balanced_allocation,
     new_fit,
 )
+from tests.corpus import CORPUS  # noqa: E402
 
-CORPUS = Path("/work/shared/conformance")
 SCENARIOS = sorted(
     p
     for family in ("resources", "scoring-strategies")

@@ -555,3 +555,58 @@ def test_hints() -> None:
     assert plugin.is_schedulable_after_csi_storage_capacity_change(p, None, small) == q
     assert plugin.is_schedulable_after_csi_storage_capacity_change(p, small, big) == q
     assert plugin.is_schedulable_after_csi_storage_capacity_change(p, big, small) == skip
+
+
+def _terms(*terms: list[tuple[str, str, list[str]]]) -> dict[str, Any]:
+    return {
+        "required": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": k, "operator": op, "values": v} for k, op, v in t]}
+                for t in terms
+            ]
+        }
+    }
+
+
+def test_candidate_index_narrows_by_required_labels_without_changing_choices() -> None:
+    host = "kubernetes.io/hostname"
+    objects = [
+        pvc("c", "wffc", "1Gi"),
+        # Smallest first: each node must get the smallest PV its labels allow.
+        pv(
+            "a-either-host",
+            "2Gi",
+            "wffc",
+            affinity=_terms([(host, "In", ["n1"])], [(host, "In", ["n3"])]),
+        ),
+        pv("b-zone-b", "3Gi", "wffc", affinity=_terms([(ZONE, "In", ["b"])])),
+        pv(
+            "c-mixed", "4Gi", "wffc", affinity=_terms([(ZONE, "In", ["c"])], [(host, "In", ["n1"])])
+        ),
+        pv("d-not-zone-a", "5Gi", "wffc", affinity=_terms([(ZONE, "NotIn", ["a"])])),
+        pv(
+            "e-zone-and-host",
+            "6Gi",
+            "wffc",
+            affinity=_terms([(ZONE, "In", ["a", "b"]), (host, "In", ["n2"])]),
+        ),
+    ]
+    plugin, h = _setup(objects)
+    cs, _, out = _run(plugin, h, pod("p", "c"))
+    assert all(v is None for v in out.values())
+    chosen = {
+        n: v.static_bindings[0].pv.metadata.name
+        for n, v in cs.read(vb.STATE_KEY).pod_volumes_by_node.items()
+    }
+    assert chosen == {"n1": "a-either-host", "n2": "b-zone-b", "n3": "a-either-host"}
+    index = cs.read(vb.STATE_KEY).pod_volume_claims.claims_to_find_matching[0].candidates
+    assert [c.pv.metadata.name for c in index.anywhere] == ["c-mixed", "d-not-zone-a"]
+    assert set(index.by_label) == {host, ZONE}
+    assert [c.pv.metadata.name for c in index.by_label[host]["n2"]] == ["e-zone-and-host"]
+    # Without the two smaller PVs, n2 falls back to the merged lists in size order.
+    plugin, h = _setup([objects[0], *objects[3:]])
+    cs, _, _ = _run(plugin, h, pod("p", "c"))
+    by_node = cs.read(vb.STATE_KEY).pod_volumes_by_node
+    assert by_node["n2"].static_bindings[0].pv.metadata.name == "d-not-zone-a"
+    assert by_node["n3"].static_bindings[0].pv.metadata.name == "c-mixed"
+    assert "n1" in by_node and by_node["n1"].static_bindings[0].pv.metadata.name == "c-mixed"

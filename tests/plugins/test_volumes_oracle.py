@@ -129,7 +129,7 @@ def replay(name: str) -> tuple[list[str], int]:
         if post_filter is not None and entry["error"] and not post_filter["nominatedNodeName"]:
             # A failed PostFilter joins every plugin's message into the FitError.
             compared += 1
-            _, post = plugins[dynamicresources.NAME].post_filter(state, pod, None)  # type: ignore[arg-type]
+            _, post = plugins[dynamicresources.NAME].post_filter(state, pod, None)
             msg = "" if post is None else post.message()
             if f". {msg}" not in entry["error"]:
                 problems.append(f"{where}: PostFilter {msg!r} not in {entry['error']!r}")

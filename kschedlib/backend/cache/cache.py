@@ -448,7 +448,7 @@ class Cache:
         item = self._head
         while item is not None:
             info = item.info
-            if info.generation <= generation:
+            if info.generation < generation:
                 break
             node = info.node
             if node is not None:
@@ -462,7 +462,7 @@ class Cache:
                 if bool(existing.pods_with_required_anti_affinity) != bool(
                     info.pods_with_required_anti_affinity
                 ):
-                    pass
+                    update_anti_affinity = True
                 if not update_pvcs:
                     old, new = existing.pvc_ref_counts, info.pvc_ref_counts
                     if len(old) != len(new) or any(k not in old for k in new):

@@ -118,7 +118,8 @@ class Evaluator:
         if err is not None and not candidates:
             return None, Status.error(err)
         if not candidates:
-            diagnosis = Diagnosis(node_to_status=node_to_status or NodeToStatus())
+            statuses = node_to_status if node_to_status is not None else NodeToStatus()
+            diagnosis = Diagnosis(node_to_status=statuses)
             diagnosis.node_to_status.absent_nodes_status = Status(
                 Code.UnschedulableAndUnresolvable, (PREEMPTION_NOT_HELPFUL,)
             )

@@ -7,7 +7,8 @@ Storage capacity tracking (CSIStorageCapacity) is not modelled: provisioning nev
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import heapq
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -46,6 +47,8 @@ from kschedlib.plugins.volumebinding.storage_helpers import (
     volume_is_for_pod,
     volume_mode_mismatch,
 )
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
@@ -89,9 +92,75 @@ NO_POD_VOLUMES = PodVolumes()
 class _Candidate:
     pv: PersistentVolume
     matcher: NodeSelectorMatcher | None
+    order: int = 0
 
     def fits(self, labels: Mapping[str, str]) -> bool:
         return self.matcher is None or self.matcher.matches(labels, "")
+
+
+@attrs.define(slots=True, frozen=True)
+class CandidateIndex:
+    """Candidates in preference order, indexed by a label their node affinity requires
+    (``key In [values]`` in every term, as local PVs pin ``kubernetes.io/hostname``), so that
+    a node only walks the candidates it may satisfy."""
+
+    anywhere: tuple[_Candidate, ...] = ()
+    by_label: Mapping[str, Mapping[str, tuple[_Candidate, ...]]] = attrs.field(factory=dict)
+
+    @classmethod
+    def of(cls, candidates: list[_Candidate]) -> CandidateIndex:
+        anywhere: list[_Candidate] = []
+        by_label: dict[str, dict[str, list[_Candidate]]] = {}
+        for c in candidates:
+            pin = _required_label(c.pv)
+            if pin is None:
+                anywhere.append(c)
+                continue
+            key, values = pin
+            per_value = by_label.setdefault(key, {})
+            for v in values:
+                per_value.setdefault(v, []).append(c)
+        return cls(
+            tuple(anywhere),
+            {k: {v: tuple(cs) for v, cs in m.items()} for k, m in by_label.items()},
+        )
+
+    def for_node(self, labels: Mapping[str, str]) -> Iterable[_Candidate]:
+        """The candidates the node may satisfy, in preference order."""
+        lists = [self.anywhere] if self.anywhere else []
+        for key, per_value in self.by_label.items():
+            value = labels.get(key)
+            hit = per_value.get(value) if value is not None else None
+            if hit:
+                lists.append(hit)
+        if not lists:
+            return ()
+        if len(lists) == 1:
+            return lists[0]
+        return heapq.merge(*lists, key=lambda c: c.order)
+
+
+def _required_label(pv: PersistentVolume) -> tuple[str, frozenset[str]] | None:
+    """A label key every term of the PV's node affinity requires ``In`` some values, and the
+    values a node's label must be among; None when there is no such key."""
+    na = pv.spec.node_affinity
+    if na is None or na.required is None or not na.required.node_selector_terms:
+        return None
+    common: set[str] | None = None
+    for term in na.required.node_selector_terms:
+        keys = {r.key for r in term.match_expressions if r.operator == "In"}
+        common = keys if common is None else common & keys
+    if not common:
+        return None
+    key = HOSTNAME_LABEL if HOSTNAME_LABEL in common else min(common)
+    values = frozenset(
+        v
+        for term in na.required.node_selector_terms
+        for r in term.match_expressions
+        if r.key == key and r.operator == "In"
+        for v in r.values
+    )
+    return key, values
 
 
 @attrs.define(slots=True, frozen=True)
@@ -123,7 +192,7 @@ class DelayClaim:
     pvc: PersistentVolumeClaim
     selected_node: str | None
     prebound: tuple[_Candidate, ...]
-    candidates: tuple[_Candidate, ...]
+    candidates: CandidateIndex
     provisioning: _Provisioning
 
 
@@ -152,12 +221,22 @@ def _pvc_key(pvc: PersistentVolumeClaim) -> str:
 class VolumeBinder:
     """Binding decisions over assume caches for PVs and PVCs."""
 
-    __slots__ = ("_handle", "pv_cache", "pvc_cache")
+    __slots__ = ("_handle", "pv_cache", "pvc_cache", "_matchers")
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
         self.pv_cache = AssumeCache(handle, KIND_PV)
         self.pvc_cache = AssumeCache(handle, KIND_PVC)
+        # PV name -> (the PV object, its compiled node affinity): compiled once per version.
+        self._matchers: dict[str, tuple[PersistentVolume, NodeSelectorMatcher | None]] = {}
+
+    def _matcher(self, pv: PersistentVolume) -> NodeSelectorMatcher | None:
+        hit = self._matchers.get(pv.metadata.name)
+        if hit is not None and hit[0] is pv:
+            return hit[1]
+        m = pv_node_affinity_matcher(pv)
+        self._matchers[pv.metadata.name] = (pv, m)
+        return m
 
     @property
     def objects(self) -> Any:
@@ -224,7 +303,7 @@ class VolumeBinder:
         pv = self.pv_cache.get(pvc.spec.volume_name)
         if not isinstance(pv, PersistentVolume):
             return BoundClaim(pvc, None)
-        matcher = pv_node_affinity_matcher(pv)
+        matcher = self._matcher(pv)
         plugin = trans.pv_plugin_name(pv)
         if plugin is None:
             return BoundClaim(pvc, pv, matcher)
@@ -241,7 +320,7 @@ class VolumeBinder:
         claim_vac = _vac(pvc.spec)
         selector = pvc.spec.selector.as_selector() if pvc.spec.selector is not None else None
         prebound: list[_Candidate] = []
-        candidates: list[tuple[Any, str, _Candidate]] = []
+        candidates: list[tuple[Any, str, PersistentVolume]] = []
         for pv in pvs:
             if pv.spec.claim_ref is not None and not is_volume_bound_to_claim(pv, pvc):
                 continue
@@ -252,9 +331,8 @@ class VolumeBinder:
                 continue
             if pv.metadata.deletion_timestamp is not None:
                 continue
-            cand = _Candidate(pv, pv_node_affinity_matcher(pv))
             if is_volume_bound_to_claim(pv, pvc):
-                prebound.append(cand)
+                prebound.append(_Candidate(pv, self._matcher(pv)))
                 continue
             if pv.status.phase != VOLUME_AVAILABLE:
                 continue
@@ -262,13 +340,14 @@ class VolumeBinder:
                 continue
             if pv_class(pv) != requested_class or not check_access_modes(pvc, pv):
                 continue
-            candidates.append((capacity, pv.metadata.name, cand))
+            candidates.append((capacity, pv.metadata.name, pv))
         candidates.sort(key=lambda t: (t[0], t[1]))
+        ordered = [_Candidate(pv, self._matcher(pv), i) for i, (_, _, pv) in enumerate(candidates)]
         return DelayClaim(
             pvc=pvc,
             selected_node=pvc.metadata.annotations.get(ANN_SELECTED_NODE),
             prebound=tuple(prebound),
-            candidates=tuple(c for _, _, c in candidates),
+            candidates=CandidateIndex.of(ordered),
             provisioning=self._provisioning(pvc),
         )
 
@@ -424,7 +503,7 @@ def _match(dc: DelayClaim, chosen: set[str], labels: Mapping[str, str]) -> Persi
         if cand.pv.metadata.name in chosen:
             continue
         return cand.pv if cand.fits(labels) else None
-    for cand in dc.candidates:
+    for cand in dc.candidates.for_node(labels):
         if cand.pv.metadata.name not in chosen and cand.fits(labels):
             return cand.pv
     return None
