@@ -499,12 +499,16 @@ class Scheduler:
             if verdict is not None and verdict.code == Code.Wait:
                 continue
             del self._waiting[uid]
-            out.append(self._binding_cycle(pb, time.perf_counter()))
+            out.append(self._binding_cycle(pb, time.perf_counter(), verdict))
         return out
 
-    def _binding_cycle(self, pb: _PendingBinding, start: float) -> SchedulingResult:
+    def _binding_cycle(
+        self, pb: _PendingBinding, start: float, permit: Status | None = None
+    ) -> SchedulingResult:
+        """WaitOnPermit's verdict (``permit``), PreBind, Bind, PostBind; Unreserve and forget
+        on failure."""
         fwk, state, assumed, host = pb.fwk, pb.state, pb.assumed, pb.host
-        st = fwk.wait_on_permit(assumed)
+        st = permit
         if st is None or st.code == Code.Success:
             st = fwk.run_pre_bind_plugins(state, assumed, host)
         if st is None or st.code == Code.Success:

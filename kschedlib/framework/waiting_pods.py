@@ -11,10 +11,11 @@ from kschedlib.framework.status import Code, Status
 class WaitingPod:
     """A pod some Permit plugins asked to wait for; each has its own deadline."""
 
-    __slots__ = ("pod", "_deadlines", "verdict")
+    __slots__ = ("pod", "_deadlines", "_timeouts", "verdict")
 
     def __init__(self, pod: Pod, timeouts: dict[str, float], now: float) -> None:
         self.pod = pod
+        self._timeouts = dict(timeouts)
         self._deadlines = {name: now + t for name, t in timeouts.items()}
         self.verdict: Status | None = None
 
@@ -38,11 +39,38 @@ class WaitingPod:
             return
         for name, deadline in sorted(self._deadlines.items(), key=lambda kv: kv[1]):
             if now >= deadline:
-                self.reject(name, f"rejected due to timeout after waiting at plugin {name}")
+                waited = go_duration(self._timeouts[name])
+                self.reject(name, f"rejected due to timeout after waiting {waited} at plugin {name}")
                 return
 
     def next_deadline(self) -> float | None:
         return min(self._deadlines.values()) if self._deadlines and self.verdict is None else None
+
+
+def go_duration(seconds: float) -> str:
+    """time.Duration.String(): 30s, 1.5s, 1m30s, 2h0m0s, 500ms."""
+    ns = round(seconds * 1e9)
+    if ns == 0:
+        return "0s"
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    if ns < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if ns >= size:
+                return sign + _trim(ns / size) + unit
+    h, rem = divmod(ns, 3_600_000_000_000)
+    m, rem = divmod(rem, 60_000_000_000)
+    secs = _trim(rem / 1e9) + "s"
+    if h:
+        return f"{sign}{h}h{m}m{secs}"
+    if m:
+        return f"{sign}{m}m{secs}"
+    return sign + secs
+
+
+def _trim(x: float) -> str:
+    text = f"{x:.9f}".rstrip("0").rstrip(".")
+    return text or "0"
 
 
 class WaitingPodsMap:

@@ -107,7 +107,9 @@ def test_without_pop_from_backoff_q_the_end_is_exact() -> None:
     ],
 )
 @pytest.mark.parametrize("enabled", [True, False])
-def test_pop_all_backoff_completed(in_backoff: tuple[str, ...], want: list[str], enabled: bool) -> None:
+def test_pop_all_backoff_completed(
+    in_backoff: tuple[str, ...], want: list[str], enabled: bool
+) -> None:
     """TestBackoffQueue_popEachBackoffCompleted: pod0/pod1 rejected, pod2/pod3 errored."""
     clock = FakeClock(START + 0.5)
     now = clock.now()

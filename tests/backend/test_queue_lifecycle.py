@@ -9,7 +9,6 @@ import pytest
 from kschedlib.api.pod import Pod
 from kschedlib.backend.queue import (
     EVENT_UNSCHEDULED_POD_ADD,
-    EVENT_UNSCHEDULED_POD_UPDATE,
     NominatingInfo,
     NominatingMode,
     PriorityQueue,
@@ -268,7 +267,9 @@ def test_raising_pre_enqueue_plugin_gates_the_pod() -> None:
     pod = make_pod("p")
     q.add(pod)
     info = q.get_pod("p", "ns1")
-    assert info is not None and info.gating_plugin == "Boom" and q.where_is(pod) == ["Unschedulable"]
+    assert (
+        info is not None and info.gating_plugin == "Boom" and q.where_is(pod) == ["Unschedulable"]
+    )
 
 
 def test_pre_enqueue_runs_per_profile() -> None:
@@ -300,7 +301,9 @@ def test_nominated_pods_for_node_come_from_the_queue() -> None:
     # A nominated pod no longer queued (being scheduled) is represented by its identity only.
     q.pop()
     stub = q.nominated_pods_for_node("n1")[1]
-    assert stub.pod.metadata.name == "a" and stub.pod.uid == a.uid and stub.pod.spec.priority is None
+    assert (
+        stub.pod.metadata.name == "a" and stub.pod.uid == a.uid and stub.pod.spec.priority is None
+    )
 
 
 def test_nomination_moves_and_clears() -> None:
@@ -500,19 +503,21 @@ def test_pod_scheduling_properties_change(change: dict[str, Any], want: list[Act
 
 def test_pod_update_events_reach_only_matching_registrations() -> None:
     """An update event of an unscheduled pod asks Pod registrations with overlapping actions."""
-    c_label, c_tol = [], []
+    c_label: list[Any] = []
+    c_tol: list[Any] = []
+
+    def label_hint(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        c_label.append(new)
+        return QueueingHint.QueueSkip
+
+    def toleration_hint(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        c_tol.append(new)
+        return QueueingHint.Queue
+
     q = new_queue(
         hints=[
-            (
-                ClusterEvent(EventResource.Pod, ActionType.UpdatePodLabel),
-                "L",
-                lambda pod, o, n: c_label.append(1) or QueueingHint.QueueSkip,
-            ),
-            (
-                ClusterEvent(EventResource.Pod, ActionType.UpdatePodToleration),
-                "T",
-                lambda pod, o, n: c_tol.append(1) or QueueingHint.Queue,
-            ),
+            (ClusterEvent(EventResource.Pod, ActionType.UpdatePodLabel), "L", label_hint),
+            (ClusterEvent(EventResource.Pod, ActionType.UpdatePodToleration), "T", toleration_hint),
         ]
     )
     pod = make_pod("p")

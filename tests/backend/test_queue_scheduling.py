@@ -62,7 +62,9 @@ def pop(q: PriorityQueue, want: Pod | None = None) -> QueuedPodInfo:
     return p
 
 
-def requeue(q: PriorityQueue, p: QueuedPodInfo, *plugins: str, pending: tuple[str, ...] = ()) -> None:
+def requeue(
+    q: PriorityQueue, p: QueuedPodInfo, *plugins: str, pending: tuple[str, ...] = ()
+) -> None:
     """What the scheduler does on failure: record the rejectors, then hand the pod back."""
     p.unschedulable_plugins = set(plugins)
     p.pending_plugins = set(pending)
@@ -75,7 +77,9 @@ def lookup(pod: Pod, *plugins: str) -> QueuedPodInfo:
 
 
 def in_flight_view(q: PriorityQueue) -> list[object]:
-    return [e.event if isinstance(e, InFlightEvent) else e.metadata.name for e in q.in_flight_events()]
+    return [
+        e.event if isinstance(e, InFlightEvent) else e.metadata.name for e in q.in_flight_events()
+    ]
 
 
 def test_add_pops_by_priority_and_records_nominations() -> None:
@@ -159,7 +163,11 @@ def test_error_failure_goes_to_backoff_and_prunes_events() -> None:
 
 def test_intermediate_pod_done_keeps_events_of_older_pods() -> None:
     clock = FakeClock(START)
-    hints = [(PV_ADD, A, hint_queue), (NODE_ADD, A, hint_queue), (EVENT_ASSIGNED_POD_ADD, A, hint_queue)]
+    hints = [
+        (PV_ADD, A, hint_queue),
+        (NODE_ADD, A, hint_queue),
+        (EVENT_ASSIGNED_POD_ADD, A, hint_queue),
+    ]
     q = new_queue(clock, hints=hints)
     for p in (POD1, POD2, POD3):
         q.add(p)
@@ -174,7 +182,13 @@ def test_intermediate_pod_done_keeps_events_of_older_pods() -> None:
     q.add_unschedulable_if_not_present(lookup(POD2), q.scheduling_cycle())
     assert names(q.pods_in_backoff_q()) == ["targetpod2"]
     assert names(q.in_flight_pods()) == ["targetpod", "targetpod3"]
-    assert in_flight_view(q) == ["targetpod", PV_ADD, NODE_ADD, "targetpod3", EVENT_ASSIGNED_POD_ADD]
+    assert in_flight_view(q) == [
+        "targetpod",
+        PV_ADD,
+        NODE_ADD,
+        "targetpod3",
+        EVENT_ASSIGNED_POD_ADD,
+    ]
 
 
 def test_events_before_pop_are_ignored() -> None:
@@ -196,11 +210,20 @@ def test_events_before_pop_are_ignored() -> None:
         # The rejecting plugin registered no hint for the event that happened.
         (NODE_ADD, [(EVENT_ASSIGNED_POD_ADD, A, hint_queue)], (A,), (), "Unschedulable"),
         # The rejecting plugin's hint says QueueSkip.
-        (EVENT_ASSIGNED_POD_ADD, [(EVENT_ASSIGNED_POD_ADD, A, hint_skip)], (A,), (), "Unschedulable"),
+        (
+            EVENT_ASSIGNED_POD_ADD,
+            [(EVENT_ASSIGNED_POD_ADD, A, hint_skip)],
+            (A,),
+            (),
+            "Unschedulable",
+        ),
         # A Queue from a rejecting plugin beats a Skip from another: after backoff.
         (
             EVENT_ASSIGNED_POD_ADD,
-            [(EVENT_ASSIGNED_POD_ADD, "fooPlugin2", hint_skip), (EVENT_ASSIGNED_POD_ADD, A, hint_queue)],
+            [
+                (EVENT_ASSIGNED_POD_ADD, "fooPlugin2", hint_skip),
+                (EVENT_ASSIGNED_POD_ADD, A, hint_queue),
+            ],
             (A, "fooPlugin2"),
             (),
             "Backoff",
@@ -298,15 +321,15 @@ def test_move_request_during_the_cycle_sends_failed_pods_to_backoff() -> None:
     clock = FakeClock(START)
     q = new_queue(clock)
     pods = [make_pod(f"pod{i}", f"ns{i}", priority=i) for i in range(10)]
-    for p in pods:
-        q.add(p)
+    for pod in pods:
+        q.add(pod)
     popped = [pop(q) for _ in range(9)]
     assert [p.pod.metadata.name for p in popped] == [f"pod{i}" for i in range(9, 0, -1)]
     q.move_all_to_active_or_backoff_queue(EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
     old_cycle = q.scheduling_cycle()
     assert pop(q).pod is pods[0]
-    for p in popped:
-        q.add_unschedulable_if_not_present(lookup(p.pod, "plugin"), old_cycle)
+    for info in popped:
+        q.add_unschedulable_if_not_present(lookup(info.pod, "plugin"), old_cycle)
     assert names(q.pods_in_backoff_q()) == [f"pod{i}" for i in range(1, 10)]
     assert q.unschedulable_pods() == []
 
@@ -325,7 +348,9 @@ def test_add_unschedulable_if_not_present_refuses_queued_pods() -> None:
     q.add(POD1)
     p = pop(q)
     q.add(POD1)  # re-added while in flight: now also in activeQ
-    with pytest.raises(QueueError, match="Pod ns1/targetpod is already present in the active queue"):
+    with pytest.raises(
+        QueueError, match="Pod ns1/targetpod is already present in the active queue"
+    ):
         requeue(q, p, "plugin")
     assert q.in_flight_pods() == []  # the attempt is over either way
     assert q.where_is(POD1) == ["Active"]
@@ -429,7 +454,9 @@ def test_update_in_backoff_q_stays_there() -> None:
         (SKIP_PLUGIN, 0.0, "Unschedulable"),  # hint QueueSkip
     ],
 )
-def test_update_in_unschedulable_pods_asks_the_hints(plugin: str, advance: float, want: str) -> None:
+def test_update_in_unschedulable_pods_asks_the_hints(
+    plugin: str, advance: float, want: str
+) -> None:
     clock = FakeClock(START)
     q = new_queue(clock, hints=UPDATE_HINTS)
     info = q.new_queued_pod_info(MED_POD, plugin)
@@ -579,45 +606,142 @@ def _worth_cases() -> list[tuple[object, ...]]:
     pod = make_pod("pod1", uid="1")
     other = make_pod("pod-different", "ns2", uid="2")
     return [
-        ("no hint for the event", c, ({"fooPlugin1"}, set()), NODE_ADD, None,
-         [(EVENT_ASSIGNED_POD_ADD, "fooPlugin1", c.queue)], QueueingStrategy.QueueSkip, 0),
-        ("hint error counts as Queue", c, ({"fooPlugin1"}, set()), NODE_ADD, None,
-         [(NODE_ADD, "fooPlugin1", c.error)], QueueingStrategy.QueueAfterBackoff, 1),
-        ("no hint fn counts as Queue", c, ({"fooPlugin1"}, set()), NODE_ADD, None,
-         [(NODE_ADD, "fooPlugin1", None)], QueueingStrategy.QueueAfterBackoff, 0),
-        ("wildcard", c, ({"fooPlugin1"}, set()), EVENT_UNSCHEDULABLE_TIMEOUT, None,
-         [], QueueingStrategy.QueueAfterBackoff, 0),
-        ("wildcard for this pod", c, ({"fooPlugin1"}, set()), EVENT_FORCE_ACTIVATE, pod,
-         [], QueueingStrategy.QueueAfterBackoff, 0),
-        ("wildcard for another pod", c, ({"fooPlugin1"}, set()), EVENT_FORCE_ACTIVATE, other,
-         [], QueueingStrategy.QueueSkip, 0),
-        ("pending plugin queue is immediate", c, ({"fooPlugin1", "fooPlugin3"}, {"fooPlugin2"}),
-         NODE_ADD, None,
-         [(NODE_ADD, "fooPlugin1", c.queue), (NODE_ADD, "fooPlugin2", c.queue),
-          (NODE_ADD, "fooPlugin3", c.queue), (NODE_ADD, "fooPlugin4", c.error)],
-         QueueingStrategy.QueueImmediately, 2),
-        ("unschedulable plugin queue is after backoff", c, ({"fooPlugin1", "fooPlugin2"}, set()),
-         NODE_ADD, None,
-         [(NODE_ADD, "fooPlugin1", c.skip), (NODE_ADD, "fooPlugin2", c.queue)],
-         QueueingStrategy.QueueAfterBackoff, 2),
-        ("hints of other plugins are ignored", c, ({"fooPlugin1", "fooPlugin2"}, set()),
-         NODE_ADD, None,
-         [(NODE_ADD, "fooPlugin1", c.skip), (NODE_ADD, "fooPlugin2", c.skip),
-          (NODE_ADD, "fooPlugin3", c.queue)],
-         QueueingStrategy.QueueSkip, 2),
-        ("specific node update stops at the first Queue", c, ({"fooPlugin1", "fooPlugin2"}, set()),
-         NODE_LABEL, None,
-         [(NODE_LABEL, "fooPlugin1", c.queue), (NODE_LABEL, "fooPlugin2", c.queue),
-          (NODE_UPDATE, "fooPlugin1", c.queue), (NODE_ADD, "fooPlugin1", c.queue)],
-         QueueingStrategy.QueueAfterBackoff, 1),
-        ("registration with wildcard resource", c, ({"fooPlugin1"}, set()), NODE_ADD, None,
-         [(ClusterEvent(EventResource.WildCard, ActionType.Add), "fooPlugin1", c.queue)],
-         QueueingStrategy.QueueAfterBackoff, 1),
-        ("wildcard registration", c, ({"fooPlugin1"}, set()),
-         ClusterEvent(EventResource.Node, ActionType.UpdateNodeLabel | ActionType.UpdateNodeTaint),
-         None,
-         [(ClusterEvent(EventResource.WildCard, ActionType.All), "fooPlugin1", c.queue)],
-         QueueingStrategy.QueueAfterBackoff, 1),
+        (
+            "no hint for the event",
+            c,
+            ({"fooPlugin1"}, set()),
+            NODE_ADD,
+            None,
+            [(EVENT_ASSIGNED_POD_ADD, "fooPlugin1", c.queue)],
+            QueueingStrategy.QueueSkip,
+            0,
+        ),
+        (
+            "hint error counts as Queue",
+            c,
+            ({"fooPlugin1"}, set()),
+            NODE_ADD,
+            None,
+            [(NODE_ADD, "fooPlugin1", c.error)],
+            QueueingStrategy.QueueAfterBackoff,
+            1,
+        ),
+        (
+            "no hint fn counts as Queue",
+            c,
+            ({"fooPlugin1"}, set()),
+            NODE_ADD,
+            None,
+            [(NODE_ADD, "fooPlugin1", None)],
+            QueueingStrategy.QueueAfterBackoff,
+            0,
+        ),
+        (
+            "wildcard",
+            c,
+            ({"fooPlugin1"}, set()),
+            EVENT_UNSCHEDULABLE_TIMEOUT,
+            None,
+            [],
+            QueueingStrategy.QueueAfterBackoff,
+            0,
+        ),
+        (
+            "wildcard for this pod",
+            c,
+            ({"fooPlugin1"}, set()),
+            EVENT_FORCE_ACTIVATE,
+            pod,
+            [],
+            QueueingStrategy.QueueAfterBackoff,
+            0,
+        ),
+        (
+            "wildcard for another pod",
+            c,
+            ({"fooPlugin1"}, set()),
+            EVENT_FORCE_ACTIVATE,
+            other,
+            [],
+            QueueingStrategy.QueueSkip,
+            0,
+        ),
+        (
+            "pending plugin queue is immediate",
+            c,
+            ({"fooPlugin1", "fooPlugin3"}, {"fooPlugin2"}),
+            NODE_ADD,
+            None,
+            [
+                (NODE_ADD, "fooPlugin1", c.queue),
+                (NODE_ADD, "fooPlugin2", c.queue),
+                (NODE_ADD, "fooPlugin3", c.queue),
+                (NODE_ADD, "fooPlugin4", c.error),
+            ],
+            QueueingStrategy.QueueImmediately,
+            2,
+        ),
+        (
+            "unschedulable plugin queue is after backoff",
+            c,
+            ({"fooPlugin1", "fooPlugin2"}, set()),
+            NODE_ADD,
+            None,
+            [(NODE_ADD, "fooPlugin1", c.skip), (NODE_ADD, "fooPlugin2", c.queue)],
+            QueueingStrategy.QueueAfterBackoff,
+            2,
+        ),
+        (
+            "hints of other plugins are ignored",
+            c,
+            ({"fooPlugin1", "fooPlugin2"}, set()),
+            NODE_ADD,
+            None,
+            [
+                (NODE_ADD, "fooPlugin1", c.skip),
+                (NODE_ADD, "fooPlugin2", c.skip),
+                (NODE_ADD, "fooPlugin3", c.queue),
+            ],
+            QueueingStrategy.QueueSkip,
+            2,
+        ),
+        (
+            "specific node update stops at the first Queue",
+            c,
+            ({"fooPlugin1", "fooPlugin2"}, set()),
+            NODE_LABEL,
+            None,
+            [
+                (NODE_LABEL, "fooPlugin1", c.queue),
+                (NODE_LABEL, "fooPlugin2", c.queue),
+                (NODE_UPDATE, "fooPlugin1", c.queue),
+                (NODE_ADD, "fooPlugin1", c.queue),
+            ],
+            QueueingStrategy.QueueAfterBackoff,
+            1,
+        ),
+        (
+            "registration with wildcard resource",
+            c,
+            ({"fooPlugin1"}, set()),
+            NODE_ADD,
+            None,
+            [(ClusterEvent(EventResource.WildCard, ActionType.Add), "fooPlugin1", c.queue)],
+            QueueingStrategy.QueueAfterBackoff,
+            1,
+        ),
+        (
+            "wildcard registration",
+            c,
+            ({"fooPlugin1"}, set()),
+            ClusterEvent(
+                EventResource.Node, ActionType.UpdateNodeLabel | ActionType.UpdateNodeTaint
+            ),
+            None,
+            [(ClusterEvent(EventResource.WildCard, ActionType.All), "fooPlugin1", c.queue)],
+            QueueingStrategy.QueueAfterBackoff,
+            1,
+        ),
     ]
 
 
@@ -705,8 +829,12 @@ def test_move_all_pre_check_filters_and_is_not_called_for_uninteresting_events()
 
 
 def test_assigned_pod_added_moves_pods_with_matching_affinity_or_spread() -> None:
-    q = new_queue(hints=[(ClusterEvent(EventResource.Pod, ActionType.Add), "InterPodAffinity", hint_queue),
-                         (ClusterEvent(EventResource.Pod, ActionType.Add), "PodTopologySpread", hint_queue)])
+    q = new_queue(
+        hints=[
+            (ClusterEvent(EventResource.Pod, ActionType.Add), "InterPodAffinity", hint_queue),
+            (ClusterEvent(EventResource.Pod, ActionType.Add), "PodTopologySpread", hint_queue),
+        ]
+    )
     affine = make_pod("affine", affinity_to={"app": "db"})
     other = make_pod("other", affinity_to={"app": "web"})
     spread = make_pod("spread")
@@ -726,8 +854,15 @@ def test_assigned_pod_added_moves_pods_with_matching_affinity_or_spread() -> Non
 
 
 def test_assigned_pod_updated_scale_down_considers_every_pod() -> None:
-    q = new_queue(hints=[(ClusterEvent(EventResource.Pod, ActionType.Delete | ActionType.UpdatePodScaleDown),
-                          "NodeResourcesFit", hint_queue)])
+    q = new_queue(
+        hints=[
+            (
+                ClusterEvent(EventResource.Pod, ActionType.Delete | ActionType.UpdatePodScaleDown),
+                "NodeResourcesFit",
+                hint_queue,
+            )
+        ]
+    )
     pod = make_pod("big")
     q.add(pod)
     requeue(q, pop(q), "NodeResourcesFit")

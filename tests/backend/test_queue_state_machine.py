@@ -33,7 +33,11 @@ PLACES = ("Active", "Backoff", "Unschedulable", "InFlight")
 
 
 def _label_hint(pod: Pod, old: Any, new: Any) -> QueueingHint:
-    return QueueingHint.Queue if new is not None and "go" in new.metadata.labels else QueueingHint.QueueSkip
+    return (
+        QueueingHint.Queue
+        if new is not None and "go" in new.metadata.labels
+        else QueueingHint.QueueSkip
+    )
 
 
 HINTS = [

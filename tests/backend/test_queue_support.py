@@ -82,7 +82,9 @@ def make_pod(
             priority=priority,
             scheduling_gates=tuple(PodSchedulingGate(name=g) for g in gates),
             node_name=node_name,
-            tolerations=tuple(Toleration(key=f"k{i}", operator="Exists") for i in range(tolerations)),
+            tolerations=tuple(
+                Toleration(key=f"k{i}", operator="Exists") for i in range(tolerations)
+            ),
             containers=containers,
             affinity=affinity,
             scheduler_name=scheduler_name,
@@ -131,7 +133,8 @@ class GatesPlugin:
 
 
 GATES_EVENT = ClusterEvent(
-    EventResource.Pod, ActionType.UpdatePodToleration | ActionType.UpdatePodSchedulingGatesEliminated
+    EventResource.Pod,
+    ActionType.UpdatePodToleration | ActionType.UpdatePodSchedulingGatesEliminated,
 )
 
 

@@ -125,7 +125,7 @@ def test_permit_wait_allow_and_timeout() -> None:
     fwk.clock.advance(10.0)
     st = fwk.wait_on_permit(p)
     assert st is not None and st.code == Code.Unschedulable and st.plugin == "A"
-    assert "timeout" in st.message()
+    assert st.message() == "rejected due to timeout after waiting 10s at plugin A"
 
 
 def test_permit_rejection_wins() -> None:
@@ -171,3 +171,11 @@ def test_plugin_without_the_point_method_is_rejected() -> None:
     b = Fake("B", [], filter=ok)
     with pytest.raises(ConfigError, match='plugin "B" does not extend ScorePlugin'):
         make_framework([b], extra_plugins_cfg={"score": {"enabled": [{"name": "B"}]}})
+
+
+def test_go_duration_format() -> None:
+    from kschedlib.framework.waiting_pods import go_duration
+
+    assert [go_duration(x) for x in (30, 1.5, 90, 7200, 0.5, 3661.25)] == [
+        "30s", "1.5s", "1m30s", "2h0m0s", "500ms", "1h1m1.25s"
+    ]

@@ -352,7 +352,6 @@ class Cache:
     def add_node(self, node: Node) -> NodeInfo:
         """Add (or re-add) a node; returns a snapshot copy of its NodeInfo."""
         item = self._item(node.metadata.name)
-        self._remove_images(item)
         self._move_to_head(item)
         self._tree.add_node(node)
         self._add_images(item, node)
@@ -448,7 +447,7 @@ class Cache:
         item = self._head
         while item is not None:
             info = item.info
-            if info.generation < generation:
+            if info.generation <= generation:
                 break
             node = info.node
             if node is not None:
