@@ -442,6 +442,23 @@ class Scheduler:
                 qpi.pod_info.update(pod)
             return self._schedule(fwk, qpi)
 
+    def schedule_pod(self, pod: Pod | str) -> SchedulingResult | None:
+        """Run a scheduling cycle for one given pending pod now, whatever its place in the
+        queue (what-if checks, harnesses). None when the pod is not pending or is gated."""
+        found = self._find_pod(pod)
+        if found is None or found.uid not in self._pending:
+            return None
+        current = self._pending[found.uid]
+        fwk = self.framework_for(current)
+        if fwk is None:
+            return None
+        qpi = self.queue.pop_pod(current)
+        if qpi is None:
+            return None
+        if qpi.pod is not current:
+            qpi.pod_info.update(current)
+        return self._schedule(fwk, qpi)
+
     def _schedule(self, fwk: Framework, qpi: QueuedPodInfo) -> SchedulingResult:
         start = time.perf_counter()
         pod = qpi.pod
@@ -606,6 +623,9 @@ class Scheduler:
         if diagnosis is not None:
             qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(diagnosis.pending_plugins)
+        else:  # an error: no plugin rejected the pod, so any event may help
+            qpi.unschedulable_plugins = set()
+            qpi.pending_plugins = set()
         nominated: str | None = None
         if pod is None or pod.spec.node_name:
             self.queue.done(qpi.pod.uid)

@@ -82,8 +82,11 @@ def _relabel(pod: Pod, i: int) -> Pod:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--file", default=DEFAULT_FILE, help="scenario JSON (nodes, pods)")
+    parser = argparse.ArgumentParser(
+        prog="python -m kschedlib.bench --snapshot", description=__doc__
+    )
+    parser.add_argument("scenario", nargs="?", help="scenario JSON (nodes, pods); default --file")
+    parser.add_argument("--file", default=DEFAULT_FILE, help="scenario JSON when none is given")
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=10000, help="pods bound round-robin")
     parser.add_argument("--full-runs", type=int, default=5)
@@ -91,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     t0 = time.perf_counter()
-    nodes, pods = load_objects(args.file, args.nodes, args.pods)
+    nodes, pods = load_objects(args.scenario or args.file, args.nodes, args.pods)
     t_load = time.perf_counter() - t0
     cache = Cache()
     t0 = time.perf_counter()
@@ -103,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
 
     full = [_timed(lambda: cache.update_snapshot(Snapshot())) for _ in range(args.full_runs)]
     from_objects = [
-        _timed(lambda: Snapshot.from_objects(pods, nodes)) for _ in range(max(1, args.full_runs // 2))
+        _timed(lambda: Snapshot.from_objects(pods, nodes))
+        for _ in range(max(1, args.full_runs // 2))
     ]
     snap = Snapshot()
     cache.update_snapshot(snap)
@@ -125,13 +129,25 @@ def main(argv: list[str] | None = None) -> int:
 
     full_ms = statistics.median(full) * 1e3
     inc_ms = statistics.median(incremental) * 1e3
-    print(f"cluster: {len(nodes)} nodes, {len(pods)} pods (load {t_load:.2f} s, fill {t_fill:.2f} s)")
-    print(f"full rebuild (update_snapshot into empty Snapshot), median of {len(full)}: {full_ms:.2f} ms")
-    print(f"Snapshot.from_objects, median of {len(from_objects)}: "
-          f"{statistics.median(from_objects) * 1e3:.2f} ms")
-    print(f"incremental update_snapshot, nothing changed, median: "
-          f"{statistics.median(unchanged) * 1e6:.1f} us")
-    print(f"incremental update_snapshot after one pod update, median of {len(incremental)}: "
-          f"{inc_ms * 1e3:.1f} us (max {max(incremental) * 1e6:.1f} us)")
-    print(f"ratio incremental/full: {inc_ms / full_ms:.6f} (full is {full_ms / inc_ms:.0f}x slower)")
+    print(
+        f"cluster: {len(nodes)} nodes, {len(pods)} pods (load {t_load:.2f} s, fill {t_fill:.2f} s)"
+    )
+    print(
+        f"full rebuild (update_snapshot into empty Snapshot), median of {len(full)}: {full_ms:.2f} ms"
+    )
+    print(
+        f"Snapshot.from_objects, median of {len(from_objects)}: "
+        f"{statistics.median(from_objects) * 1e3:.2f} ms"
+    )
+    print(
+        f"incremental update_snapshot, nothing changed, median: "
+        f"{statistics.median(unchanged) * 1e6:.1f} us"
+    )
+    print(
+        f"incremental update_snapshot after one pod update, median of {len(incremental)}: "
+        f"{inc_ms * 1e3:.1f} us (max {max(incremental) * 1e6:.1f} us)"
+    )
+    print(
+        f"ratio incremental/full: {inc_ms / full_ms:.6f} (full is {full_ms / inc_ms:.0f}x slower)"
+    )
     return 0

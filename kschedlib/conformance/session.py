@@ -8,7 +8,6 @@ from typing import Any
 from kschedlib.api.pod import Pod
 from kschedlib.conformance.scenario import Scenario
 from kschedlib.framework.handle import FakeClock
-from kschedlib.framework.types import PodInfo
 from kschedlib.results import Explanation, NodeVerdict, Outcome, SchedulingResult
 from kschedlib.scheduler import Scheduler
 
@@ -48,11 +47,13 @@ class ScenarioSession:
         for pod in scenario.pods:
             if pod.spec.node_name:
                 s.add_pod(pod)
-        # Pending pods already nominated exist in the cluster: the nominator knows them
-        # before their turn comes.
+        # Pending pods already nominated exist in the cluster (queued, known to the
+        # nominator) before their turn comes.
+        self._added: set[str] = set()
         for pod in scenario.pending:
             if pod.status.nominated_node_name:
-                s.queue.add_nominated_pod(PodInfo.of(pod), None)
+                s.add_pod(pod)
+                self._added.add(pod.uid)
 
     def run(self) -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = []
@@ -60,7 +61,6 @@ class ScenarioSession:
             r = self.attempt(pod, add=True)
             results.append(self.entry(r, retry=False))
             if r.nominated_node and r.outcome != Outcome.Scheduled:
-                self.scheduler.activate([r.pod])
                 r2 = self.attempt(r.pod, add=False)
                 results.append(self.entry(r2, retry=True))
                 r = r2
@@ -70,14 +70,12 @@ class ScenarioSession:
 
     def attempt(self, pod: Pod, *, add: bool) -> SchedulingResult:
         s = self.scheduler
-        if add:
+        if add and pod.uid not in self._added:
             s.add_pod(pod)
-        while True:
-            r = s.schedule_one()
-            if r is None:
-                raise RuntimeError(f"pod {pod.key} was not scheduled: it never left the queue")
-            if r.pod.uid == pod.uid:
-                return r
+        r = s.schedule_pod(pod)
+        if r is None:
+            raise RuntimeError(f"pod {pod.key} could not be scheduled: it is not pending")
+        return r
 
     @staticmethod
     def entry(r: SchedulingResult, *, retry: bool) -> dict[str, Any]:

@@ -51,7 +51,7 @@ class EventResource(str, enum.Enum):
 
     Pod = "Pod"
     AssignedPod = "AssignedPod"
-    UnscheduledPod = "UnscheduledPod"
+    UnscheduledPod = "UnschedulablePod"
     Node = "Node"
     PersistentVolume = "PersistentVolume"
     PersistentVolumeClaim = "PersistentVolumeClaim"

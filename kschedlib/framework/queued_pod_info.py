@@ -11,10 +11,8 @@ from kschedlib.framework.types import PodInfo
 
 @attrs.define(slots=True, eq=False)
 class QueuedPodInfo:
-    """framework.QueuedPodInfo: mutable, owned by the queue (and by the cycle while in flight).
-
-    Times are clock seconds; ``backoff_expiration`` is None until the queue computes it.
-    """
+    """framework.QueuedPodInfo: a queued pod and its attempt bookkeeping (times in clock seconds),
+    owned by the queue, or by the scheduling cycle while in flight."""
 
     pod_info: PodInfo
     timestamp: float

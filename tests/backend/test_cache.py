@@ -72,14 +72,18 @@ def make_pod(
     spec: dict[str, Any] = {
         "nodeName": node,
         "containers": [container],
-        "volumes": [{"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in
-                    enumerate(pvcs)],
+        "volumes": [
+            {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(pvcs)
+        ],
     }
     term = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
     aff: dict[str, Any] = {}
     if affinity:
-        aff["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 1, "podAffinityTerm": term}]}
+        aff["podAffinity"] = {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "podAffinityTerm": term}
+            ]
+        }
     if anti_affinity:
         aff["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
     if aff:
@@ -174,7 +178,9 @@ def test_assume_twice_raises_and_changes_nothing() -> None:
     pod = make_pod("p1", "n1", uid="u1")
     cache.assume_pod(pod)
     before = fingerprint(cache)
-    with pytest.raises(CacheError, match=r"pod u1\(default/p1\) is in the cache, so can't be assumed"):
+    with pytest.raises(
+        CacheError, match=r"pod u1\(default/p1\) is in the cache, so can't be assumed"
+    ):
         cache.assume_pod(pod)
     with pytest.raises(CacheError, match="can't be assumed"):
         cache.assume_pod(on(pod, "n2"))
@@ -581,8 +587,14 @@ def test_node_and_pod_counts_and_dump() -> None:
 
 def test_snapshot_lists_nodes_round_robin_across_zones() -> None:
     cache = Cache()
-    for name, zone in [("a1", "A"), ("a2", "A"), ("b1", "B"), ("b2", "B"), ("b3", "B"),
-                       ("c1", "C")]:
+    for name, zone in [
+        ("a1", "A"),
+        ("a2", "A"),
+        ("b1", "B"),
+        ("b2", "B"),
+        ("b3", "B"),
+        ("c1", "C"),
+    ]:
         cache.add_node(make_node(name, zone=zone))
     assert names(snapshot_of(cache).list()) == ["a1", "b1", "c1", "a2", "b2", "b3"]
 
@@ -640,12 +652,14 @@ def test_update_with_nothing_changed_copies_nothing(copies: list[str]) -> None:
     cache = build_cluster()
     snap = snapshot_of(cache)
     copies.clear()
-    lists = (snap.node_info_list, snap.have_pods_with_affinity_node_info_list,
-             snap.used_pvc_set)
+    lists = (snap.node_info_list, snap.have_pods_with_affinity_node_info_list, snap.used_pvc_set)
     cache.update_snapshot(snap)
     assert copies == []
-    assert (snap.node_info_list, snap.have_pods_with_affinity_node_info_list,
-            snap.used_pvc_set) == lists
+    assert (
+        snap.node_info_list,
+        snap.have_pods_with_affinity_node_info_list,
+        snap.used_pvc_set,
+    ) == lists
     assert snap.node_info_list is lists[0]
 
 
@@ -748,9 +762,13 @@ def test_inconsistent_snapshot_is_repaired_and_reported() -> None:
     snap = snapshot_of(cache)
     snap.node_info_list.pop()
     cache.add_pod(make_pod("extra", "n0"))
-    with pytest.raises(InconsistentSnapshotError, match=(
+    with pytest.raises(
+        InconsistentSnapshotError,
+        match=(
             r"snapshot state is not consistent, length of NodeInfoList=2 not equal to "
-            r"length of nodes in tree=3")):
+            r"length of nodes in tree=3"
+        ),
+    ):
         cache.update_snapshot(snap)
     assert isinstance(InconsistentSnapshotError("x"), CacheError)
     assert names(snap.list()) == ["n0", "n1", "n2"]
@@ -828,8 +846,10 @@ def test_duplicate_image_names_on_a_node_count_once() -> None:
     cache = Cache()
     cache.add_node(make_node("n1", images=[(["img"], 100), (["img", "other"], 50)]))
     info = snapshot_of(cache).get("n1")
-    assert info.image_states == {"img": ImageStateSummary(100, 1),
-                                 "other": ImageStateSummary(50, 1)}
+    assert info.image_states == {
+        "img": ImageStateSummary(100, 1),
+        "other": ImageStateSummary(50, 1),
+    }
 
 
 def test_image_counts_are_taken_when_a_node_is_copied() -> None:

@@ -45,7 +45,7 @@ node_names = st.sampled_from(NODE_NAMES)
 pod_names = st.sampled_from(POD_NAMES)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build_node(name: str, variant: tuple[Any, ...]) -> Node:
     zone, cpu, images = variant
     return make_node(
@@ -53,15 +53,22 @@ def build_node(name: str, variant: tuple[Any, ...]) -> Node:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build_pod(name: str, node: str, variant: tuple[Any, ...]) -> Pod:
     cpu, memory, port, pvcs, affinity, anti = variant
     # Host ports are distinct per pod: HostPortInfo is a set, so two pods sharing a port would
     # free it for both when one leaves (as in Go); that is NodeInfo's business, not the cache's.
     host_port = 8000 + 10 * POD_NAMES.index(name) + port if port else 0
     return make_pod(
-        name, node, uid=f"uid-{name}", cpu=cpu, memory=memory, host_port=host_port, pvcs=pvcs,
-        affinity=affinity, anti_affinity=anti,
+        name,
+        node,
+        uid=f"uid-{name}",
+        cpu=cpu,
+        memory=memory,
+        host_port=host_port,
+        pvcs=pvcs,
+        affinity=affinity,
+        anti_affinity=anti,
     )
 
 

@@ -34,6 +34,7 @@ from .test_queue_support import (
     NODE_ADD,
     PROFILE,
     START,
+    AllowlistPlugin,
     GatesPlugin,
     evolve_meta,
     evolve_spec,
@@ -529,3 +530,18 @@ def test_pod_update_events_reach_only_matching_registrations() -> None:
     tolerating = evolve_spec(relabeled, tolerations=make_pod("x", tolerations=1).spec.tolerations)
     q.update(relabeled, tolerating)
     assert (len(c_label), len(c_tol)) == (1, 1) and q.where_is(pod) == ["Backoff"]
+
+
+def test_event_registered_by_the_gating_plugin_rechecks_pre_enqueue() -> None:
+    allow = AllowlistPlugin([], name="Quota")
+    q = new_queue(hints=[(NODE_ADD, "Quota", hint_queue)], pre_enqueue=[allow])
+    pod = make_pod("p", labels={"team-a": ""})
+    q.add(pod)
+    assert q.where_is(pod) == ["Unschedulable"] and allow.calls == 1
+    q.move_all_to_active_or_backoff_queue(NODE_ADD, None, None)
+    assert q.where_is(pod) == ["Unschedulable"] and allow.calls == 2
+    allow.allowlists.append("team-a")
+    q.move_all_to_active_or_backoff_queue(NODE_ADD, None, None)
+    assert q.where_is(pod) == ["Active"] and allow.calls == 3
+    info = q.pop()
+    assert info is not None and info.attempts == 1 and not info.gated()

@@ -896,3 +896,42 @@ def test_gated_pod_moves_only_on_events_of_its_gating_plugin() -> None:
     # Gated by "foo", which registered nothing for the update: no hint is asked at all.
     q.move_all_to_active_or_backoff_queue(EVENT_UNSCHEDULED_POD_UPDATE, None, None)
     assert c.count == 1
+
+
+def test_add_twice_keeps_one_entry_with_fresh_info() -> None:
+    clock = FakeClock(START)
+    q = new_queue(clock)
+    q.add(POD1)
+    first = q.get_pod("targetpod", "ns1")
+    clock.advance(3)
+    q.add(POD1)
+    second = q.get_pod("targetpod", "ns1")
+    assert second is not first and second is not None and second.timestamp == START + 3
+    assert q.where_is(POD1) == ["Active"] and len(q.pods_in_active_q()) == 1
+    # Added again while waiting as unschedulable: back to activeQ, still one entry.
+    requeue(q, pop(q), "plugin")
+    q.add(POD1)
+    assert q.where_is(POD1) == ["Active"]
+    q.check_invariants()
+
+
+def test_update_of_unknown_and_delete_of_unknown_pods() -> None:
+    q = new_queue()
+    q.delete(POD1)
+    assert q.pending_pods()[1] == "activeQ:0; backoffQ:0; unschedulablePods:0"
+    q.update(None, POD2)  # no old version: treated as a new unscheduled pod
+    assert q.where_is(POD2) == ["Active"]
+    q.check_invariants()
+
+
+def test_deep_copy_is_independent() -> None:
+    info = QueuedPodInfo.of(make_pod("p", affinity_to={"a": "b"}), START, "X")
+    info.pending_plugins.add("Y")
+    info.gating_plugin = "G"
+    c = info.deep_copy()
+    c.unschedulable_plugins.add("Z")
+    c.pending_plugins.clear()
+    c.update(make_pod("p", labels={"new": ""}))
+    assert info.unschedulable_plugins == {"X"} and info.pending_plugins == {"Y"}
+    assert info.pod.metadata.labels == {} and c.pod.metadata.labels == {"new": ""}
+    assert c.gating_plugin == "G" and c.timestamp == START and c.gated()

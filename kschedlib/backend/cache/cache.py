@@ -96,7 +96,8 @@ def _pod_ref(pod: Pod) -> str:
 def copy_node_info(dst: NodeInfo, src: NodeInfo) -> None:
     """Overwrite ``dst`` in place with a snapshot copy of ``src`` (PodInfos are shared, the
     aggregates copied), so references to ``dst`` stay valid. Image states are not copied."""
-    dst._node = src._node
+    dst.node = src.node
+    dst.name = src.name
     dst.pods = src.pods.copy()
     dst.pods_with_affinity = src.pods_with_affinity.copy()
     dst.pods_with_required_anti_affinity = src.pods_with_required_anti_affinity.copy()
@@ -116,7 +117,8 @@ def copy_node_info(dst: NodeInfo, src: NodeInfo) -> None:
 # covers NodeInfo.__slots__ so a new NodeInfo field cannot be silently left out of snapshots.
 COPIED_NODE_INFO_SLOTS = frozenset(
     (
-        "_node",
+        "node",
+        "name",
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
@@ -352,6 +354,7 @@ class Cache:
     def add_node(self, node: Node) -> NodeInfo:
         """Add (or re-add) a node; returns a snapshot copy of its NodeInfo."""
         item = self._item(node.metadata.name)
+        self._remove_images(item)
         self._move_to_head(item)
         self._tree.add_node(node)
         self._add_images(item, node)

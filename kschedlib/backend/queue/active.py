@@ -32,11 +32,8 @@ class _PodMark:
 
 
 class InFlightLog:
-    """inFlightEvents: one ordered log of pod marks and cluster events.
-
-    A pod's mark is appended when it is popped; the events after the mark are the ones that
-    happened during its attempt. Entries before the oldest live mark are dropped on ``done``.
-    """
+    """inFlightEvents: pod marks (appended at pop) and cluster events in arrival order; the events
+    after a pod's mark happened during its attempt."""
 
     __slots__ = ("_entries", "_base", "_pods", "_metrics")
 

@@ -40,12 +40,11 @@ def backoff_duration(count: int, initial: float, maximum: float) -> float:
 
 
 class BackoffQueue:
-    """Two heaps: podBackoffQ (rejected pods) and podErrorBackoffQ (pods that hit an error).
+    """Two heaps: podBackoffQ (rejected pods) and podErrorBackoffQ (pods that hit an error)."""
 
-    With SchedulerPopFromBackoffQ (default on in v1.35) backoff ends are truncated to whole
-    seconds and pods in the same window are ordered by the activeQ ``less``; a pod's backoff
-    is over only once the clock is in a later window than its backoff end.
-    """
+    # With SchedulerPopFromBackoffQ (on in v1.35) backoff ends are truncated to whole seconds and
+    # pods in the same window are ordered by the activeQ ``less``; a pod's backoff is over only
+    # once the clock is in a later window than its backoff end.
 
     __slots__ = (
         "_clock",
@@ -96,10 +95,8 @@ class BackoffQueue:
         return backoff_duration(count, self._initial, self._max)
 
     def get_backoff_time(self, p: QueuedPodInfo) -> float:
-        """When ``p``'s backoff ends (cached on ``p``); NO_BACKOFF when it never failed.
-
-        Counts rejections, or consecutive errors while the last attempts were errors.
-        """
+        """When ``p``'s backoff ends (cached on ``p``), from its rejections or, while its last
+        attempts were errors, its consecutive errors; NO_BACKOFF when it never failed."""
         count = p.unschedulable_count
         if p.consecutive_errors_count > 0:
             count = p.consecutive_errors_count

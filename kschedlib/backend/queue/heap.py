@@ -9,11 +9,8 @@ T = TypeVar("T")
 
 
 class Heap(Generic[T]):
-    """pkg/scheduler/backend/heap.Heap: items indexed by key, ordered by ``less``.
-
-    The sift-up / sift-down / remove / fix steps follow Go's container/heap exactly, so the
-    order of equal items depends on the operation history the same way it does in Go.
-    """
+    """pkg/scheduler/backend/heap.Heap: items indexed by key, ordered by ``less``; sifting follows
+    container/heap exactly, so equal items come out in Go's order."""
 
     __slots__ = ("_items", "_keys", "_index", "_key_fn", "_less")
 

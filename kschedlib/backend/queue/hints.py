@@ -22,13 +22,12 @@ _REJECTING_POINTS = ("pre_enqueue", "pre_filter", "filter", "reserve", "permit")
 
 
 def build_queueing_hints(plugins: Iterable[object]) -> list[HintRegistration]:
-    """The registrations of one profile's enabled plugins, in order.
-
-    Only plugins that can reject a pod count (PreEnqueue, PreFilter, Filter, Reserve, Permit
-    methods); others are ignored. A plugin without ``events_to_register`` is registered for every event (as the framework's
-    default enqueue extension); one registering no event is skipped; one registering Node/Add
-    but not Node/UpdateNodeTaint also gets Node/UpdateNodeTaint with no hint (issue 109437).
-    """
+    """The hint registrations of one profile's enabled plugins, in order (buildQueueingHintMap
+    over the framework's enqueue extensions)."""
+    # Only plugins that can reject a pod count (PreEnqueue, PreFilter, Filter, Reserve, Permit).
+    # One without events_to_register is registered for every event (default enqueue extension);
+    # one registering no event is skipped; one registering Node/Add but not Node/UpdateNodeTaint
+    # also gets Node/UpdateNodeTaint with no hint (kubernetes issue 109437).
     out: list[HintRegistration] = []
     seen: set[str] = set()
     for pl in plugins:

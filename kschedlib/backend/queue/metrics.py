@@ -20,15 +20,15 @@ POD_POPPED_IN_FLIGHT_EVENT = "PodPopped"
 
 @attrs.define(slots=True)
 class QueueMetrics:
-    """Counters mirroring kube-scheduler's queue metrics.
+    """Counters mirroring kube-scheduler's queue metrics; pending pods per queue are computed on
+    demand by ``PriorityQueue.pending_pods_count()``."""
 
-    ``incoming_pods[(queue, event)]`` is scheduler_queue_incoming_pods_total;
-    ``scheduling_attempts[profile]`` counts pops (scheduling cycles started);
-    ``unschedulable_reasons[(plugin, profile)]`` is the scheduler_unschedulable_pods gauge;
-    ``in_flight_events[label]`` is scheduler_inflight_events;
-    ``queueing_hint_results[(plugin, event, result)]`` counts QueueingHint calls.
-    Pending pods per queue are computed on demand by ``PriorityQueue.pending_pods_count()``.
-    """
+    # incoming_pods[(queue, event)]: scheduler_queue_incoming_pods_total.
+    # scheduling_attempts[profile]: pops, i.e. scheduling cycles started.
+    # unschedulable_reasons[(plugin, profile)]: the scheduler_unschedulable_pods gauge.
+    # in_flight_events[label]: scheduler_inflight_events.
+    # queueing_hint_results[(plugin, event, result)]: QueueingHint calls by result.
+    # pre_enqueue_results[(plugin, code)]: PreEnqueue calls by status code.
 
     incoming_pods: Counter[tuple[str, str]] = attrs.field(factory=Counter)
     scheduling_attempts: Counter[str] = attrs.field(factory=Counter)

@@ -1,11 +1,10 @@
 """PriorityQueue: kube-scheduler v1.35's scheduling queue (activeQ, backoffQ, unschedulable pods),
-driven by an injected clock and no threads.
+driven by an injected clock and no threads."""
 
-v1.35 defaults reproduced: SchedulerQueueingHints (GA) decides requeueing with the rejecting
-plugins' hints, including for events seen while a pod was in flight; SchedulerPopFromBackoffQ
-(beta, on) pops from backoffQ when activeQ is empty, runs PreEnqueue when a pod enters backoffQ
-and orders backoffQ by 1-second windows, then by the QueueSort ``less``.
-"""
+# v1.35 defaults reproduced: SchedulerQueueingHints (GA) decides requeueing with the rejecting
+# plugins' hints, including for events seen while a pod was in flight; SchedulerPopFromBackoffQ
+# (beta, on) pops from backoffQ when activeQ is empty, runs PreEnqueue when a pod enters
+# backoffQ and orders backoffQ by 1-second windows, then by the QueueSort ``less``.
 
 from __future__ import annotations
 
@@ -89,14 +88,13 @@ class QueueingStrategy(enum.IntEnum):
 
 
 class PriorityQueue:
-    """The scheduling queue shared by all profiles; a pod's profile is its spec.schedulerName.
+    """The scheduling queue shared by all profiles (a pod's profile is its spec.schedulerName);
+    nothing runs by itself: the host drives the periodic flushes (see ``QueueTicker``)."""
 
-    ``pre_enqueue_plugins`` and ``queueing_hints`` are keyed by profile name; hint registrations
-    are (event, plugin name, hint fn or None), e.g. from ``build_queueing_hints``. Pods are
-    identified by namespace/name in the queues and by UID in flight and in the nominator.
-    Nothing runs by itself: the host calls ``flush_backoff_q_completed`` every second and
-    ``flush_unschedulable_pods_leftover`` every 30 s (see ``QueueTicker``).
-    """
+    # ``pre_enqueue_plugins`` and ``queueing_hints`` are keyed by profile name; hint
+    # registrations are (event, plugin name, hint fn or None), e.g. from build_queueing_hints.
+    # Pods are identified by namespace/name in the queues, by UID in flight and in the
+    # nominator.
 
     def __init__(
         self,
@@ -360,13 +358,11 @@ class PriorityQueue:
         return self._active.sched_cycle
 
     def pop(self) -> QueuedPodInfo | None:
-        """Take the head of activeQ (or of backoffQ when activeQ is empty) into flight; None when
-        nothing can be popped. Counts the attempt and starts a scheduling cycle.
-
-        Like kube-scheduler v1.35, the previous attempt's ``unschedulable_plugins`` and
-        ``pending_plugins`` are kept: the caller must set them from this attempt's failure (both
-        empty for an error) before ``add_unschedulable_if_not_present``.
-        """
+        """Take the head of activeQ (or of backoffQ when activeQ is empty) into flight, counting the
+        attempt and starting a scheduling cycle; None when nothing can be popped."""
+        # Like v1.35, the previous attempt's unschedulable/pending plugins are kept: the caller
+        # sets them from this attempt's failure (both empty for an error) before
+        # add_unschedulable_if_not_present.
         while True:
             p = self._active.heap.pop()
             if p is None:
@@ -390,18 +386,43 @@ class PriorityQueue:
             # replaces them when this attempt fails (empty sets for an error).
             return p
 
+    def pop_pod(self, pod: Pod) -> QueuedPodInfo | None:
+        """Take one given pod into flight now, from wherever it waits (activeQ, backoffQ or
+        the unschedulable pods), counting the attempt as ``pop`` does. None when the pod is
+        not queued, is gated, or is already in flight."""
+        key = pod.key
+        if pod.uid in self._active.in_flight:
+            return None
+        p = self._active.heap.delete_key(key)
+        if p is None:
+            p = self._backoff.get(key)
+            if p is not None:
+                self._backoff.delete(key)
+        if p is None:
+            u = self._unschedulable.get(key)
+            if u is None or u.gated():
+                return None
+            self._unschedulable_delete(u.pod)
+            p = u
+        p.attempts += 1
+        self._active.in_flight.add_pod(p.pod)
+        self._active.sched_cycle += 1
+        profile = p.pod.spec.scheduler_name
+        self.metrics.scheduling_attempts[profile] += 1
+        for plugin in p.unschedulable_plugins | p.pending_plugins:
+            self.metrics.unschedulable_reasons[(plugin, profile)] -= 1
+        return p
+
     def done(self, uid: str) -> None:
         """End the in-flight tracking of a popped pod (idempotent)."""
         self._active.in_flight.done(uid)
 
     def add_unschedulable_if_not_present(self, p: QueuedPodInfo, scheduling_cycle: int) -> None:
-        """Bring a pod back after a failed attempt (its in-flight tracking ends either way).
-
-        Rejected pods (``unschedulable_plugins``/``pending_plugins`` set) wait with the
-        unschedulable pods unless an event received during the attempt makes a rejector's hint
-        say Queue; pods that failed with an error go to backoffQ. Raises QueueError, changing
-        nothing else, when the pod is already queued.
-        """
+        """Bring a pod back after a failed attempt; its in-flight tracking ends either way, and a
+        pod already queued raises QueueError without other change."""
+        # Rejected pods wait with the unschedulable pods unless an event received during the
+        # attempt makes a rejector's hint say Queue; pods that failed with an error (no
+        # rejector) go to backoffQ.
         try:
             key = p.key
             if key in self._unschedulable:
@@ -441,9 +462,8 @@ class PriorityQueue:
             )
 
     def update(self, old_pod: Pod | None, new_pod: Pod) -> None:
-        """An unscheduled pod changed: update it where it is queued, requeue it from the
-        unschedulable pods if its rejectors' hints say so, or add it when unknown. For a pod in
-        flight, only record the update events."""
+        """An unscheduled pod changed: update it where it is queued (requeueing it from the
+        unschedulable pods if its rejectors' hints say so), record it if in flight, else add it."""
         if old_pod is not None:
             events = pod_scheduling_properties_change(new_pod, old_pod)
         else:

@@ -12,12 +12,8 @@ UNSCHEDULABLE_FLUSH_INTERVAL = 30.0
 
 
 class QueueTicker:
-    """Tells the host when the next flush is due and runs the due ones.
-
-    As in kube-scheduler, backoffQ is flushed on every whole second (aligned with the backoff
-    ordering windows) and the unschedulable-pods leftover check runs at start, then 30 s after
-    each run. A host advancing a fake clock should stop at ``next_tick()`` and call ``run_due()``.
-    """
+    """Tells the host when the next flush is due (``next_tick``) and runs the due ones
+    (``run_due``): backoffQ on every whole second, leftovers at start then every 30 s."""
 
     __slots__ = ("_queue", "_clock", "_next_backoff", "_next_leftover", "_leftover_interval")
 
