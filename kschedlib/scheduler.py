@@ -7,8 +7,9 @@ calls ``schedule_one``/``run`` and ``tick`` as its clock advances.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -532,10 +533,8 @@ class Scheduler:
             st = self._bind(fwk, state, assumed, host)
         if st is not None and st.code != Code.Success:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
-            try:
+            with contextlib.suppress(CacheError):
                 self.cache.forget_pod(assumed)
-            except CacheError:
-                pass
             self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, assumed, None)
             outcome = Outcome.Unschedulable if st.is_rejected() else Outcome.BindFailed
             return self._fail(fwk, pb.qpi, st, CLEAR_NOMINATED_NODE, pb.explanation, start,

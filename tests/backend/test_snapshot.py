@@ -1,0 +1,142 @@
+"""Snapshot: the listers plugins read, and Snapshot.from_objects against a cache snapshot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kschedlib.api.node import Node
+from kschedlib.api.pod import Pod
+from kschedlib.backend.cache import Cache
+from kschedlib.backend.snapshot import Snapshot
+from kschedlib.framework.types import ImageStateSummary, NodeInfo
+from tests.backend.test_cache import make_node, make_pod
+from tests.corpus import CORPUS
+
+FAMILIES_WITH_ZONES_OR_IMAGES = ("mixed", "image-locality", "topology-spread", "basics")
+
+
+def names(infos: object) -> list[str]:
+    return [ni.name for ni in infos]  # type: ignore[attr-defined]
+
+
+def state(ni: NodeInfo) -> tuple[object, ...]:
+    return (
+        ni.node,
+        sorted(p.pod.uid for p in ni.pods),
+        sorted(p.pod.uid for p in ni.pods_with_affinity),
+        sorted(p.pod.uid for p in ni.pods_with_required_anti_affinity),
+        ni.requested,
+        ni.non_zero_requested,
+        ni.allocatable,
+        dict(ni.used_ports),
+        ni.pvc_ref_counts,
+        ni.image_states,
+    )
+
+
+def test_from_objects_lists_nodes_in_node_tree_order() -> None:
+    nodes = [
+        make_node("a1", zone="A"),
+        make_node("a2", zone="A"),
+        make_node("b1", zone="B"),
+        make_node("b2", zone="B"),
+        make_node("b3", zone="B"),
+        make_node("c1", zone="C"),
+    ]
+    snap = Snapshot.from_objects([], nodes)
+    assert names(snap.list()) == ["a1", "b1", "c1", "a2", "b2", "b3"]
+    assert snap.num_nodes() == 6
+
+
+def test_from_objects_aggregates_pods_and_ignores_unassigned_or_unknown() -> None:
+    pods = [
+        make_pod("p1", "n1", cpu="1"),
+        make_pod("p2", "n1", cpu="500m", pvcs=["data"]),
+        make_pod("p3", "n2", anti_affinity=True),
+        make_pod("pending", ""),
+        make_pod("elsewhere", "gone", pvcs=["other"]),
+    ]
+    snap = Snapshot.from_objects(pods, [make_node("n1"), make_node("n2"), make_node("n3")])
+    assert snap.get("n1").requested.milli_cpu == 1500
+    assert [p.pod.name for p in snap.get("n2").pods] == ["p3"]
+    assert snap.get("n3").pods == []
+    assert names(snap.have_pods_with_affinity_list()) == ["n2"]
+    assert names(snap.have_pods_with_required_anti_affinity_list()) == ["n2"]
+    assert snap.used_pvc_set == {"default/data"}
+    assert snap.storage_infos().is_pvc_used_by_pods("default/data")
+    assert not snap.storage_infos().is_pvc_used_by_pods("default/other")
+    assert "gone" not in snap.node_info_map
+
+
+def test_from_objects_image_states_count_nodes() -> None:
+    nodes = [
+        make_node("n1", images=[(["img", "img:v1"], 100), (["solo"], 5)]),
+        make_node("n2", images=[(["img"], 100)]),
+        make_node("n3"),
+    ]
+    snap = Snapshot.from_objects([], nodes)
+    assert snap.get("n1").image_states == {
+        "img": ImageStateSummary(100, 2),
+        "img:v1": ImageStateSummary(100, 1),
+        "solo": ImageStateSummary(5, 1),
+    }
+    assert snap.get("n2").image_states == {"img": ImageStateSummary(100, 2)}
+    assert snap.get("n3").image_states == {}
+
+
+def test_get_unknown_node_raises_key_error_with_go_text() -> None:
+    snap = Snapshot.from_objects([], [make_node("n1")])
+    with pytest.raises(KeyError, match='nodeinfo not found for node name "nope"'):
+        snap.get("nope")
+    assert snap.node_infos() is snap
+
+
+def test_empty_snapshot() -> None:
+    snap = Snapshot()
+    assert snap.list() == []
+    assert snap.num_nodes() == 0
+    assert snap.generation == 0
+    Cache().update_snapshot(snap)
+    assert snap.list() == []
+
+
+def _scenarios() -> list[Path]:
+    return sorted(
+        p
+        for fam in FAMILIES_WITH_ZONES_OR_IMAGES
+        for p in CORPUS.glob(f"{fam}-*.json")
+        if not p.name.endswith(".expected.json")
+    )
+
+
+def test_corpus_is_present() -> None:
+    assert CORPUS.is_dir(), f"conformance corpus not found at {CORPUS}"
+    assert len(_scenarios()) >= 40
+
+
+@pytest.mark.parametrize("family", FAMILIES_WITH_ZONES_OR_IMAGES)
+def test_from_objects_matches_a_cache_snapshot_on_the_corpus(family: str) -> None:
+    scenarios = [p for p in _scenarios() if p.name.startswith(family + "-")]
+    assert scenarios
+    for path in scenarios:
+        data = json.loads(path.read_text())
+        nodes = [Node.from_dict(d) for d in data["nodes"]]
+        pods = [Pod.from_dict(d) for d in data["pods"]]
+        direct = Snapshot.from_objects(pods, nodes)
+        cache = Cache()
+        for n in nodes:
+            cache.add_node(n)
+        for p in pods:
+            cache.add_pod(p)
+        snap = Snapshot()
+        cache.update_snapshot(snap)
+        assert names(direct.list()) == names(snap.list()), path.name
+        for name, ni in snap.node_info_map.items():
+            assert state(direct.get(name)) == state(ni), f"{path.name}: {name}"
+        assert direct.used_pvc_set == snap.used_pvc_set
+        assert names(direct.have_pods_with_affinity_list()) == names(
+            snap.have_pods_with_affinity_list()
+        )
