@@ -431,6 +431,8 @@ class Quantity:
                 fmt = DECIMAL_SI  # fractional or |value| < 1024: no binary form
             else:
                 value = nm * 10**ne
+                if value == _MIN_I64 and ds is None:
+                    return str(value)  # Go cannot negate int64-min to strip its factors
                 tz = (value & -value).bit_length() - 1
                 times = tz // 10
                 suffix = _BIN_SUFFIX_OF.get(times * 10, "")  # Go 1.35 drops the suffix past Ei

@@ -1,4 +1,5 @@
-"""python -m kschedlib.bench SCENARIO.json [--limit N] | --snapshot [SCENARIO.json]"""
+"""python -m kschedlib.bench SCENARIO.json [--limit N]
+python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]"""
 
 from __future__ import annotations
 
@@ -7,18 +8,16 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m kschedlib.bench")
-    ap.add_argument("scenario", nargs="?", help="scenario JSON (conformance format)")
-    ap.add_argument("--limit", type=int, help="schedule only the first N pending pods")
-    ap.add_argument("--snapshot", action="store_true",
-                    help="time incremental update_snapshot against a full rebuild")
-    args, rest = ap.parse_known_args(argv)
-    if args.snapshot:
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if "--snapshot" in args_in:
         from kschedlib.bench.snapshot_bench import main as snapshot_main
 
-        return snapshot_main(([args.scenario] if args.scenario else []) + rest)
-    if not args.scenario:
-        ap.error("a scenario file is required")
+        args_in.remove("--snapshot")
+        return snapshot_main(args_in)
+    ap = argparse.ArgumentParser(prog="python -m kschedlib.bench", description=__doc__)
+    ap.add_argument("scenario", help="scenario JSON (conformance format)")
+    ap.add_argument("--limit", type=int, help="schedule only the first N pending pods")
+    args = ap.parse_args(args_in)
     from kschedlib.bench.scheduling import run
 
     run(args.scenario, args.limit)

@@ -17,7 +17,7 @@ from kschedlib.api.pod import Pod
 from kschedlib.backend.cache import Cache
 from kschedlib.backend.snapshot import Snapshot
 
-DEFAULT_FILE = "/work/shared/bench/basic-5000n.json"
+DEFAULT_FILE = "../shared/bench/basic-5000n.json"
 
 
 def _synthetic_node(i: int) -> dict[str, Any]:

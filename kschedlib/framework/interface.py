@@ -165,6 +165,26 @@ class ScorePlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class BatchScorePlugin(ScorePlugin, Protocol):
+    """Optional performance extension: score every node in one call. It must give exactly
+    what ``score`` gives node by node; the runtime prefers it when present."""
+
+    def score_nodes(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None]: ...
+
+
+@runtime_checkable
+class ScoreValuesExtensions(ScoreExtensions, Protocol):
+    """Optional performance extension: NormalizeScore over plain scores in node order, in
+    place; it must agree with ``normalize_score``."""
+
+    def normalize_score_values(
+        self, state: CycleState, pod: Pod, values: list[int]
+    ) -> Status | None: ...
+
+
+@runtime_checkable
 class ReservePlugin(Plugin, Protocol):
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...

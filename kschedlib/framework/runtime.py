@@ -516,29 +516,42 @@ class Framework:
         weighted_by_plugin: list[list[int]] = []
         for pl in plugins:
             name = pl.name
-            fn = pl.score
-            vals: list[int] = []
-            append = vals.append
-            for ni in nodes:
-                score, st = fn(state, pod, ni)
+            batch = getattr(pl, "score_nodes", None)
+            vals: list[int]
+            if batch is not None:
+                vals, st = batch(state, pod, nodes)
                 if st is not None and st.code != Code.Success:
                     return [], Status.error(
                         f'running Score plugins: plugin "{name}" failed with: {st.message()}'
                     )
-                append(score)
+            else:
+                fn = pl.score
+                vals = []
+                append = vals.append
+                for ni in nodes:
+                    score, st = fn(state, pod, ni)
+                    if st is not None and st.code != Code.Success:
+                        return [], Status.error(
+                            f'running Score plugins: plugin "{name}" failed with: {st.message()}'
+                        )
+                    append(score)
             if breakdown is not None:
                 breakdown.raw[name] = list(vals)
             ext = pl.score_extensions()
             if ext is not None:
-                scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, vals, strict=True)]
-                st = ext.normalize_score(state, pod, scores)
+                fast = getattr(ext, "normalize_score_values", None)
+                if fast is not None:
+                    st = fast(state, pod, vals)
+                else:
+                    scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, vals, strict=True)]
+                    st = ext.normalize_score(state, pod, scores)
+                    vals = [ns.score for ns in scores]
                 if not _ok(st):
                     assert st is not None
                     return [], Status.error(
                         f'running Normalize on Score plugins: plugin "{name}" failed with: '
                         f"{st.message()}"
                     )
-                vals = [ns.score for ns in scores]
             if breakdown is not None:
                 breakdown.normalized[name] = list(vals)
             if vals and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE):

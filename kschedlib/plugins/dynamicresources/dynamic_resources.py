@@ -26,7 +26,7 @@ from kschedlib.framework.interface import (
 from kschedlib.framework.registry import PluginSpec
 from kschedlib.framework.status import SKIP, Code, Status
 from kschedlib.framework.types import NodeInfo
-from kschedlib.plugins.helper import default_normalize_score
+from kschedlib.plugins.helper import default_normalize_score, default_normalize_values
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
@@ -164,8 +164,24 @@ class DynamicResources:
             return 0, _not_found()
         return 0, None
 
+    def score_nodes(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """Score for every node at once: 0 everywhere (no claims are allocated here)."""
+        s = state.get(STATE_KEY)
+        if not isinstance(s, StateData):
+            return [], _not_found()
+        return [0] * len(nodes), None
+
     def score_extensions(self) -> DynamicResources:
         return self
+
+    def normalize_score_values(
+        self, state: CycleState, pod: Pod, values: list[int]
+    ) -> Status | None:
+        """normalize_score over plain scores in node order (in place)."""
+        default_normalize_values(MAX_NODE_SCORE, False, values)
+        return None
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]

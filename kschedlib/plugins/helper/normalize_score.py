@@ -34,3 +34,20 @@ def default_normalize_score(
         s = _go_div(max_priority * ns.score, max_count)
         ns.score = max_priority - s if reverse else s
     return None
+
+
+def default_normalize_values(max_priority: int, reverse: bool, values: list[int]) -> None:
+    """default_normalize_score over a plain list of scores (node order), in place."""
+    max_count = max(values, default=0)
+    if max_count <= 0:
+        if reverse:
+            values[:] = [max_priority] * len(values)
+        return
+    if min(values) >= 0:
+        if reverse:
+            values[:] = [max_priority - max_priority * v // max_count for v in values]
+        else:
+            values[:] = [max_priority * v // max_count for v in values]
+        return
+    scaled = [_go_div(max_priority * v, max_count) for v in values]
+    values[:] = [max_priority - v for v in scaled] if reverse else scaled

@@ -3,6 +3,8 @@ the share of nodes that have it, mapped linearly from [23MB, 1000MB x containers
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from typing import Any
 
 import attrs
@@ -91,6 +93,24 @@ class ImageLocality:
                 if st is not None:
                     total += scaled_image_score(st, s.total_num_nodes)
         return calculate_priority(total, len(s.names)), None
+
+    def score_nodes(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """Score for every node at once (same result as ``score`` per node)."""
+        s = self._pod_images(state, pod)
+        names, num_nodes, count = s.names, s.total_num_nodes, len(s.names)
+        out: list[int] = []
+        for ni in nodes:
+            image_states = ni.image_states
+            total = 0
+            if image_states:
+                for name in names:
+                    st = image_states.get(name)
+                    if st is not None:
+                        total += scaled_image_score(st, num_nodes)
+            out.append(calculate_priority(total, count))
+        return out, None
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

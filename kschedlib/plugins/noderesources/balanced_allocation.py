@@ -94,6 +94,19 @@ class BalancedAllocation:
             s = PreScoreState(reqs, self._scorer.terms(reqs))
         return self._scorer.score(node_info, s.terms), None
 
+    def score_nodes(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """Score for every node at once (same result as ``score`` per node)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            reqs = self._scorer.pod_request_list(pod)
+            if is_best_effort(reqs):
+                return [0] * len(nodes), None
+            s = PreScoreState(reqs, self._scorer.terms(reqs))
+        score, terms = self._scorer.score, s.terms
+        return [score(ni, terms) for ni in nodes], None
+
     def score_extensions(self) -> None:
         return None
 

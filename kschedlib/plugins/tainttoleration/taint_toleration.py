@@ -23,7 +23,7 @@ from kschedlib.framework.interface import MAX_NODE_SCORE, NodeScore
 from kschedlib.framework.registry import PluginSpec
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import NodeInfo
-from kschedlib.plugins.helper import default_normalize_score
+from kschedlib.plugins.helper import default_normalize_score, default_normalize_values
 
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -117,8 +117,34 @@ class TaintToleration:
             return 0, None
         return _count_intolerable_prefer_no_schedule(taints, s.tolerations_prefer_no_schedule), None
 
+    def score_nodes(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """Score for every node at once (same result as ``score`` per node)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return [], Status.error(
+                f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found', NAME
+            )
+        prefer = s.tolerations_prefer_no_schedule
+        out: list[int] = []
+        for ni in nodes:
+            node = ni.node
+            if node is None:
+                return [], Status.error("node not found", NAME)
+            taints = node.spec.taints
+            out.append(_count_intolerable_prefer_no_schedule(taints, prefer) if taints else 0)
+        return out, None
+
     def score_extensions(self) -> TaintToleration:
         return self
+
+    def normalize_score_values(
+        self, state: CycleState, pod: Pod, values: list[int]
+    ) -> Status | None:
+        """normalize_score over plain scores in node order (in place)."""
+        default_normalize_values(MAX_NODE_SCORE, True, values)
+        return None
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
