@@ -134,3 +134,54 @@ def test_filter_error_aborts_the_cycle() -> None:
     with pytest.raises(SchedulingError, match="boom"):
         SchedulingAlgorithm().schedule_pod(fwk, CycleState(), pod(), snap)
     assert Code.Error.name == "Error"
+
+
+class FakeExtender:
+    name = "ext"
+
+    def __init__(self, *, ignorable: bool = False, fail: bool = False) -> None:
+        self.ignorable = ignorable
+        self.fail = fail
+
+    def filter(self, pod, nodes):  # type: ignore[no-untyped-def]
+        if self.fail:
+            raise RuntimeError("extender down")
+        keep = [n for n in nodes if n.name != "b"]
+        return keep, {"b": "ext says no", "c": "maybe"}, {"c": "never"}
+
+    def prioritize(self, pod, nodes):  # type: ignore[no-untyped-def]
+        return [(n.name, 10 if n.name == "c" else 1) for n in nodes], 2
+
+    def is_interested(self, pod):  # type: ignore[no-untyped-def]
+        return True
+
+    def is_ignorable(self) -> bool:
+        return self.ignorable
+
+
+def test_extenders_filter_and_prioritize() -> None:
+    from kschedlib.framework.diagnosis import Diagnosis
+
+    fwk, snap = make_framework([], nodes=[node("a"), node("b"), node("c")])
+    algo = SchedulingAlgorithm(extenders=[FakeExtender()])
+    d = Diagnosis()
+    kept = algo.find_nodes_that_pass_extenders(pod(), list(snap.list()), d)
+    assert [n.name for n in kept] == ["a", "c"]
+    assert d.node_to_status.get("b").code == Code.Unschedulable
+    assert d.node_to_status.get("c").code == Code.UnschedulableAndUnresolvable  # takes precedence
+    scores = algo.prioritize_nodes(fwk, CycleState(), pod(), list(snap.list()))
+    totals = {s.name: s.total_score for s in scores}
+    assert totals == {"a": 1 * 2 * 10, "b": 20, "c": 10 * 2 * 10}  # score x weight x 100/10
+
+
+def test_ignorable_extender_errors_are_skipped() -> None:
+    from kschedlib.framework.diagnosis import Diagnosis
+    from kschedlib.schedule_one import SchedulingError
+
+    _, snap = make_framework([], nodes=[node("a")])
+    nodes = list(snap.list())
+    ok = SchedulingAlgorithm(extenders=[FakeExtender(ignorable=True, fail=True)])
+    assert ok.find_nodes_that_pass_extenders(pod(), nodes, Diagnosis()) == nodes
+    bad = SchedulingAlgorithm(extenders=[FakeExtender(fail=True)])
+    with pytest.raises(SchedulingError, match="extender down"):
+        bad.find_nodes_that_pass_extenders(pod(), nodes, Diagnosis())

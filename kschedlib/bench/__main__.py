@@ -17,10 +17,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m kschedlib.bench", description=__doc__)
     ap.add_argument("scenario", help="scenario JSON (conformance format)")
     ap.add_argument("--limit", type=int, help="schedule only the first N pending pods")
+    ap.add_argument(
+        "--workload",
+        choices=["anti-affinity-spread"],
+        help="schedule a synthetic workload on the scenario's nodes instead of its pods: "
+        "400 apps x 5 pods with hostname anti-affinity and zone spreading",
+    )
     args = ap.parse_args(args_in)
     from kschedlib.bench.scheduling import run
 
-    run(args.scenario, args.limit)
+    run(args.scenario, args.limit, workload=args.workload)
     return 0
 
 

@@ -19,10 +19,17 @@ def peak_rss_mb() -> float:
     return rss / 1024 if sys.platform != "darwin" else rss / (1024 * 1024)
 
 
-def run(path: str, limit: int | None = None, out: Any = None) -> dict[str, float]:
+def run(
+    path: str, limit: int | None = None, out: Any = None, workload: str | None = None
+) -> dict[str, float]:
+    """Schedule the scenario's pending pods (or a synthetic ``workload`` on its nodes)."""
     out = out or sys.stdout
     t0 = time.perf_counter()
     scenario = Scenario.load(path)
+    if workload == "anti-affinity-spread":
+        from kschedlib.bench.workloads import anti_affinity_spread_pods, with_pending
+
+        scenario = with_pending(scenario, anti_affinity_spread_pods(400, 5))
     sched = Scheduler(scenario.config, clock=FakeClock(), seed=0, explain=False)
     for node in scenario.nodes:
         sched.add_node(node)

@@ -4,7 +4,6 @@ the share of nodes that have it, mapped linearly from [23MB, 1000MB x containers
 from __future__ import annotations
 
 from collections.abc import Sequence
-
 from typing import Any
 
 import attrs
