@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime as _dt
+from typing import Any, ClassVar, TypeVar
 
 import attrs
+
+_T = TypeVar("_T", bound="KubeObject")
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -33,3 +36,40 @@ class ObjectMeta:
     def key(self) -> str:
         """``namespace/name``, or ``name`` for cluster-scoped objects."""
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+class KubeObject:
+    """Mixin of top-level objects: decoding with errors that name the object, encoding, and
+    the name/key accessors. Subclasses set ``label`` (the word used in error messages)."""
+
+    __slots__ = ()
+    label: ClassVar[str] = "object"
+    metadata: ObjectMeta
+
+    @classmethod
+    def from_dict(cls: type[_T], data: Any) -> _T:
+        from kschedlib.api.codec import decode_object
+
+        return decode_object(cls, cls.label, data)
+
+    def to_dict(self) -> dict[str, Any]:
+        from kschedlib.api.codec import encode
+
+        return encode(self)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.metadata.labels
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, or ``name`` for cluster-scoped objects."""
+        return self.metadata.key

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
-from kschedlib.api.codec import decode_object, encode, one_of
-from kschedlib.api.meta import ObjectMeta
+from kschedlib.api.codec import one_of
+from kschedlib.api.meta import KubeObject, ObjectMeta
 from kschedlib.api.quantity import Quantity
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -56,46 +54,20 @@ class NodeStatus:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
-class Node:
+class Node(KubeObject):
+    label = "node"
+
     api_version: str = attrs.field(default="v1", metadata={"json": "apiVersion"})
     kind: str = "Node"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: NodeSpec = attrs.field(factory=NodeSpec)
     status: NodeStatus = attrs.field(factory=NodeStatus)
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Node:
-        return decode_object(cls, "node", data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return encode(self)
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def labels(self) -> dict[str, str]:
-        return self.metadata.labels
-
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
-class Namespace:
+class Namespace(KubeObject):
+    label = "namespace"
+
     api_version: str = attrs.field(default="v1", metadata={"json": "apiVersion"})
     kind: str = "Namespace"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Namespace:
-        return decode_object(cls, "namespace", data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return encode(self)
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def labels(self) -> dict[str, str]:
-        return self.metadata.labels

@@ -7,8 +7,8 @@ from typing import Any
 
 import attrs
 
-from kschedlib.api.codec import decode_object, encode, one_of
-from kschedlib.api.meta import ObjectMeta
+from kschedlib.api.codec import one_of
+from kschedlib.api.meta import KubeObject, ObjectMeta
 from kschedlib.api.quantity import Quantity
 from kschedlib.api.selectors import LabelSelector, NodeSelector, PreferredSchedulingTerm
 
@@ -219,27 +219,14 @@ class PodStatus:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
-class Pod:
+class Pod(KubeObject):
+    label = "pod"
+
     api_version: str = attrs.field(default="v1", metadata={"json": "apiVersion"})
     kind: str = "Pod"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: PodSpec = attrs.field(factory=PodSpec)
     status: PodStatus = attrs.field(factory=PodStatus)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Pod:
-        return decode_object(cls, "pod", data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return encode(self)
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.namespace
 
     @property
     def key(self) -> str:
@@ -251,9 +238,6 @@ class Pod:
         """The pod's UID, or its key when the object carries none (as in hand-written YAML)."""
         return self.metadata.uid or self.key
 
-    @property
-    def labels(self) -> dict[str, str]:
-        return self.metadata.labels
 
     def with_node_name(self, node_name: str) -> Pod:
         return attrs.evolve(self, spec=attrs.evolve(self.spec, node_name=node_name))

@@ -6,8 +6,7 @@ from typing import Any
 
 import attrs
 
-from kschedlib.api.codec import decode_object, encode
-from kschedlib.api.meta import ObjectMeta
+from kschedlib.api.meta import KubeObject, ObjectMeta
 from kschedlib.api.pod import ResourceRequirements
 from kschedlib.api.quantity import Quantity
 from kschedlib.api.selectors import LabelSelector, NodeSelector
@@ -52,23 +51,14 @@ class PersistentVolumeStatus:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
-class PersistentVolume:
+class PersistentVolume(KubeObject):
+    label = "persistentvolume"
+
     api_version: str = attrs.field(default="v1", metadata={"json": "apiVersion"})
     kind: str = "PersistentVolume"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: PersistentVolumeSpec = attrs.field(factory=PersistentVolumeSpec)
     status: PersistentVolumeStatus = attrs.field(factory=PersistentVolumeStatus)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> PersistentVolume:
-        return decode_object(cls, "persistentvolume", data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return encode(self)
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -87,23 +77,14 @@ class PersistentVolumeClaimStatus:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
-class PersistentVolumeClaim:
+class PersistentVolumeClaim(KubeObject):
+    label = "persistentvolumeclaim"
+
     api_version: str = attrs.field(default="v1", metadata={"json": "apiVersion"})
     kind: str = "PersistentVolumeClaim"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: PersistentVolumeClaimSpec = attrs.field(factory=PersistentVolumeClaimSpec)
     status: PersistentVolumeClaimStatus = attrs.field(factory=PersistentVolumeClaimStatus)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> PersistentVolumeClaim:
-        return decode_object(cls, "persistentvolumeclaim", data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return encode(self)
-
-    @property
-    def key(self) -> str:
-        return f"{self.metadata.namespace}/{self.metadata.name}"
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -118,7 +99,9 @@ class TopologySelectorTerm:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
-class StorageClass:
+class StorageClass(KubeObject):
+    label = "storageclass"
+
     api_version: str = attrs.field(default="storage.k8s.io/v1", metadata={"json": "apiVersion"})
     kind: str = "StorageClass"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
@@ -126,17 +109,6 @@ class StorageClass:
     volume_binding_mode: str = "Immediate"
     allowed_topologies: tuple[TopologySelectorTerm, ...] = ()
     parameters: dict[str, str] = attrs.field(factory=dict)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> StorageClass:
-        return decode_object(cls, "storageclass", data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return encode(self)
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -158,19 +130,10 @@ class CSINodeSpec:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
-class CSINode:
+class CSINode(KubeObject):
+    label = "csinode"
+
     api_version: str = attrs.field(default="storage.k8s.io/v1", metadata={"json": "apiVersion"})
     kind: str = "CSINode"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: CSINodeSpec = attrs.field(factory=CSINodeSpec)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> CSINode:
-        return decode_object(cls, "csinode", data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return encode(self)
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name

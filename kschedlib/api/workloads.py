@@ -6,8 +6,7 @@ from typing import Any
 
 import attrs
 
-from kschedlib.api.codec import decode_object, encode
-from kschedlib.api.meta import ObjectMeta
+from kschedlib.api.meta import KubeObject, ObjectMeta
 from kschedlib.api.selectors import LabelSelector
 
 
@@ -28,19 +27,14 @@ class PodDisruptionBudgetStatus:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
-class PodDisruptionBudget:
+class PodDisruptionBudget(KubeObject):
+    label = "poddisruptionbudget"
+
     api_version: str = attrs.field(default="policy/v1", metadata={"json": "apiVersion"})
     kind: str = "PodDisruptionBudget"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: PodDisruptionBudgetSpec = attrs.field(factory=PodDisruptionBudgetSpec)
     status: PodDisruptionBudgetStatus = attrs.field(factory=PodDisruptionBudgetStatus)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> PodDisruptionBudget:
-        return decode_object(cls, "poddisruptionbudget", data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return encode(self)
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -49,18 +43,13 @@ class ServiceSpec:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
-class Service:
+class Service(KubeObject):
+    label = "service"
+
     api_version: str = attrs.field(default="v1", metadata={"json": "apiVersion"})
     kind: str = "Service"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: ServiceSpec = attrs.field(factory=ServiceSpec)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Service:
-        return decode_object(cls, "service", data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return encode(self)
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -69,18 +58,13 @@ class ReplicationControllerSpec:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
-class ReplicationController:
+class ReplicationController(KubeObject):
+    label = "replicationcontroller"
+
     api_version: str = attrs.field(default="v1", metadata={"json": "apiVersion"})
     kind: str = "ReplicationController"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: ReplicationControllerSpec = attrs.field(factory=ReplicationControllerSpec)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> ReplicationController:
-        return decode_object(cls, "replicationcontroller", data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return encode(self)
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -89,30 +73,20 @@ class SelectorSpec:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
-class ReplicaSet:
+class ReplicaSet(KubeObject):
+    label = "replicaset"
+
     api_version: str = attrs.field(default="apps/v1", metadata={"json": "apiVersion"})
     kind: str = "ReplicaSet"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: SelectorSpec = attrs.field(factory=SelectorSpec)
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ReplicaSet:
-        return decode_object(cls, "replicaset", data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return encode(self)
-
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
-class StatefulSet:
+class StatefulSet(KubeObject):
+    label = "statefulset"
+
     api_version: str = attrs.field(default="apps/v1", metadata={"json": "apiVersion"})
     kind: str = "StatefulSet"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: SelectorSpec = attrs.field(factory=SelectorSpec)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> StatefulSet:
-        return decode_object(cls, "statefulset", data)
-
-    def to_dict(self) -> dict[str, Any]:
-        return encode(self)

@@ -361,30 +361,30 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:
-        for pl in self.pre_filter_plugins:
-            ext = pl.pre_filter_extensions()
-            if ext is None or pl.name in state.skip_filter_plugins:
-                continue
-            st = ext.add_pod(state, pod, pod_info_to_add, node_info)
-            if not _ok(st):
-                assert st is not None
-                return Status.error(
-                    f'running AddPod on PreFilter plugin "{pl.name}": {st.message()}', pl.name
-                )
-        return None
+        """Tell PreFilter plugins a pod was added to ``node_info`` (nominated pods, preemption)."""
+        return self._run_pre_filter_extension("AddPod", state, pod, pod_info_to_add, node_info)
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """Tell PreFilter plugins a pod was removed from ``node_info`` (preemption dry runs)."""
+        return self._run_pre_filter_extension(
+            "RemovePod", state, pod, pod_info_to_remove, node_info
+        )
+
+    def _run_pre_filter_extension(
+        self, op: str, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo
     ) -> Status | None:
         for pl in self.pre_filter_plugins:
             ext = pl.pre_filter_extensions()
             if ext is None or pl.name in state.skip_filter_plugins:
                 continue
-            st = ext.remove_pod(state, pod, pod_info_to_remove, node_info)
+            fn = ext.add_pod if op == "AddPod" else ext.remove_pod
+            st = fn(state, pod, pod_info, node_info)
             if not _ok(st):
                 assert st is not None
                 return Status.error(
-                    f'running RemovePod on PreFilter plugin "{pl.name}": {st.message()}', pl.name
+                    f'running {op} on PreFilter plugin "{pl.name}": {st.message()}', pl.name
                 )
         return None
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from kschedlib.api.pod import ContainerPort, Pod
+from kschedlib.api.pod import ContainerPort, Pod, host_ports
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import (
     ActionType,
@@ -28,17 +28,8 @@ _CONFLICT = Status(Code.Unschedulable, (ERR_REASON,), NAME)
 
 
 def get_host_ports(pod: Pod) -> list[ContainerPort]:
-    """The ports with a hostPort of the containers and of the restartable (sidecar) init
-    containers, which run for the pod's whole life (util.GetHostPorts)."""
-    ports = [
-        p
-        for c in pod.spec.init_containers
-        if c.restart_policy == "Always"
-        for p in c.ports
-        if p.host_port > 0
-    ]
-    ports.extend(p for c in pod.spec.containers for p in c.ports if p.host_port > 0)
-    return ports
+    """The pod's host ports, sidecars included (util.GetHostPorts)."""
+    return host_ports(pod)
 
 
 def fits_ports(want: Sequence[tuple[str, str, int]], in_use: HostPortInfo) -> bool:
