@@ -221,6 +221,15 @@ class Scheduler:
     def responsible_for(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name in self.frameworks
 
+    def pending_pods_count(self) -> dict[str, int]:
+        """Pending pods per queue: active, backoff, unschedulable, gated."""
+        return dict(self.queue.pending_pods_count())
+
+    @property
+    def queue_metrics(self) -> Any:
+        """The queue's counters (incoming pods per queue and event, attempts per profile)."""
+        return self.queue.metrics
+
     def pending_pods(self) -> list[Pod]:
         """Pods waiting to be scheduled, in any queue."""
         return list(self.queue.pending_pods()[0])

@@ -85,6 +85,8 @@ def test_unschedulable_then_requeued_when_a_node_is_added() -> None:
     (r,) = s.run()
     assert r.outcome == Outcome.Unschedulable
     assert r.message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert s.pending_pods_count()["unschedulable"] == 1
+    assert s.metrics.schedule_attempts["unschedulable"] == 1
     assert s.events[-1].reason == "FailedScheduling"
     assert s.run() == []  # parked in the unschedulable pods
     s.add_node(node("large", cpu="4"))  # NodeAdd: NodeResourcesFit's hint says Queue
