@@ -56,6 +56,10 @@ _NANO: Final = -9
 _MAX_INT64_FACTORS: Final = 18
 # CPython refuses int<->str conversions above 4300 digits; go through decimal beyond this.
 _SAFE_DIGITS: Final = 4000
+_SAFE_LIMIT: Final = 10**_SAFE_DIGITS
+# Exact results needing more decimal digits than this raise OverflowError instead of hanging
+# (Go's inf.Dec would try to build them); real Kubernetes values need fewer than 40.
+_MAX_DIGITS: Final = 1_000_000
 
 _DEC_SUFFIXES: Final[dict[str, int]] = {
     "n": -9,
@@ -128,7 +132,7 @@ def _int_of(digits: str) -> int:
 
 
 def _str_of(n: int) -> str:
-    if -(10**_SAFE_DIGITS) < n < 10**_SAFE_DIGITS:
+    if -_SAFE_LIMIT < n < _SAFE_LIMIT:
         return str(n)
     return str(decimal.Decimal(n))
 
@@ -236,7 +240,8 @@ def _dec_canonical(m: int, k: int, dscale: int) -> tuple[int, int]:
 # --------------------------------------------------------------------------------- Quantity
 
 
-def _raise_invalid(s: str, detail: str) -> QuantityError:
+def _invalid(s: str, detail: str) -> QuantityError:
+    """The error Go's ParseQuantity would return, with the Kubernetes-style message."""
     return QuantityError(f'invalid quantity "{s}": {detail}')
 
 
@@ -268,7 +273,12 @@ class Quantity:
         return (m > 0) - (m < 0)
 
     def as_fraction(self) -> Fraction:
-        """The exact value as a :class:`~fractions.Fraction`."""
+        """The exact value as a :class:`~fractions.Fraction`.
+
+        Raises OverflowError when that would need more than a million digits (e.g. ``1e2000000``).
+        """
+        if abs(self._exp) > _MAX_DIGITS and self._mant:
+            raise OverflowError(f"quantity {self} is too large to convert exactly")
         if self._exp >= 0:
             return Fraction(self._mant * 10**self._exp)
         return Fraction(self._mant, 10**-self._exp)
@@ -365,7 +375,10 @@ class Quantity:
     # ------------------------------------------------------------------ arithmetic
 
     def __add__(self, other: Quantity) -> Quantity:
-        """Go ``Add``: exact; the result takes ``other``'s format when ``self`` is zero."""
+        """Go ``Add``: exact; the result takes ``other``'s format when ``self`` is zero.
+
+        Raises OverflowError when the exact result would need more than a million digits.
+        """
         if not isinstance(other, Quantity):
             return NotImplemented
         return self._combine(other, other._mant, other._exp)
@@ -388,6 +401,8 @@ class Quantity:
         da = _i32(-self._exp) if ads is None else ads
         db = _i32(-oe) if bds is None else bds
         am, ae = self._mant, self._exp
+        if am and om and abs(ae - oe) > _MAX_DIGITS:
+            raise OverflowError(f"{self} and {other} are too far apart in magnitude to combine")
         if om == 0:
             m, e = am, ae
         elif am == 0:
@@ -508,7 +523,7 @@ def parse_quantity(s: str) -> Quantity:
 
 def must_parse(s: str) -> Quantity:
     """Go ``MustParse``: like :func:`parse_quantity` (which already raises on bad input)."""
-    return _parse_cached(s) if isinstance(s, str) else parse_quantity(s)
+    return parse_quantity(s)
 
 
 _COMMON: Final[dict[str, tuple[int, str]]] = {
@@ -533,8 +548,8 @@ def _parse_cached(s: str) -> Quantity:
         digits, suffix = s[:i], s[i:]
         if digits.isascii() and digits.isdigit() and digits[0] != "0":
             if not suffix:
-                if n <= 18:
-                    return Quantity(int(digits), 0, DECIMAL_SI, None, s if s[-3:] != "000" else None)
+                cached = s if s[-3:] != "000" else None
+                return Quantity(int(digits), 0, DECIMAL_SI, None, cached)
             else:
                 spec = _COMMON.get(suffix)
                 if spec is not None:
@@ -551,10 +566,10 @@ def _parse_cached(s: str) -> Quantity:
 
 def _parse_slow(s: str) -> Quantity:
     if not s:
-        raise _raise_invalid(s, "empty string")
+        raise _invalid(s, "empty string")
     match = _SCAN.fullmatch(s)
     if match is None:
-        raise _raise_invalid(s, "does not match <sign><number><suffix>")
+        raise _invalid(s, "does not match <sign><number><suffix>")
     sign, zeros, raw_num, denom, letters, tail = match.groups()
     denom = denom or ""
     positive = sign != "-"
@@ -569,10 +584,10 @@ def _parse_slow(s: str) -> Quantity:
     elif len(suffix) > 1 and suffix[0] in "eE" and _GO_INT.fullmatch(suffix, 1):
         parsed = _int_of(suffix[1:])
         if not _in64(parsed):
-            raise _raise_invalid(s, "exponent out of range")
+            raise _invalid(s, "exponent out of range")
         exponent, fmt = _i32(parsed), DECIMAL_EXPONENT  # Go 1.35 truncates to int32
     else:
-        raise _raise_invalid(s, f"unknown suffix {suffix!r}")
+        raise _invalid(s, f"unknown suffix {suffix!r}")
 
     num = raw_num or "0"
     if base == 10:
@@ -604,7 +619,7 @@ def _parse_slow(s: str) -> Quantity:
     # inf.Dec path.
     digits = zeros + raw_num + denom
     if not digits:
-        raise _raise_invalid(s, "no digits")
+        raise _invalid(s, "no digits")
     amount = _int_of(digits)
     if base == 2:
         amount <<= exponent
