@@ -185,23 +185,16 @@ class SchedulingAlgorithm:
         feasible: list[NodeInfo] = []
         statuses = diagnosis.node_to_status
         failed: list[tuple[str, Status]] = []
-        nominated = fwk.has_nominated_pods()
-        run = fwk.run_filter_plugins_with_nominated_pods
+        # Without nominated pods the two-pass check is plain filtering: skip its lookups.
+        run = (
+            fwk.run_filter_plugins_with_nominated_pods
+            if fwk.has_nominated_pods()
+            else fwk.run_filter_plugins
+        )
         success = Code.Success
         for i in range(n):
             ni = nodes[(offset + i) % n]
-            if nominated:
-                st = run(state, pod, ni, filters)
-            else:
-                st = None
-                for fname, fn in filters:
-                    st = fn(state, pod, ni)
-                    if st is not None and st.code != success:
-                        if not st.is_rejected():
-                            st = Status.error(f'running "{fname}" filter plugin: {st.message()}', fname)
-                        st = st.with_plugin(fname)
-                        break
-                    st = None
+            st = run(state, pod, ni, filters)
             if st is None or st.code == success:
                 feasible.append(ni)
                 if len(feasible) >= to_find:

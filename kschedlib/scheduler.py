@@ -153,8 +153,6 @@ class Scheduler:
         self.snapshot = Snapshot()
         self._hooks = _Hooks(self)
         self.extenders = list(extenders)
-        self.rng_seed = seed
-        self.deterministic = deterministic
         self.frameworks: dict[str, Framework] = {}
         for profile in self.config.profiles:
             fwk = Framework(
@@ -167,10 +165,10 @@ class Scheduler:
                 nominator=self,
                 percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
                 snapshot=self.snapshot,
+                rng_seed=seed,
+                deterministic=deterministic,
+                extenders=self.extenders,
             )
-            fwk.rng_seed = seed  # type: ignore[attr-defined]
-            fwk.deterministic = deterministic  # type: ignore[attr-defined]
-            fwk.extenders = self.extenders  # type: ignore[attr-defined]
             self.frameworks[profile.scheduler_name] = fwk
         first = next(iter(self.frameworks.values()))
         self.queue = PriorityQueue(

@@ -3,7 +3,7 @@ kube-scheduler v1.35's semantics. A Framework is also the Handle its plugins rec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -106,6 +106,9 @@ class Framework:
         nominator: Any = None,
         percentage_of_nodes_to_score: int | None = None,
         snapshot: SharedLister | None = None,
+        rng_seed: int | None = None,
+        deterministic: bool = False,
+        extenders: Sequence[Any] = (),
     ) -> None:
         self.profile = profile
         self.profile_name = profile.scheduler_name
@@ -113,6 +116,10 @@ class Framework:
         self.clock = clock if clock is not None else FakeClock()
         self.host = host if host is not None else NoopHostHooks()
         self.binder = binder
+        # Read by plugins that break ties or call extenders (DefaultPreemption).
+        self.rng_seed = rng_seed
+        self.deterministic = deterministic
+        self.extenders = list(extenders)
         self.nominator: Any = nominator if nominator is not None else Nominator()
         self.waiting_pods = WaitingPodsMap()
         self._snapshot: SharedLister | None = snapshot
@@ -671,6 +678,3 @@ class Framework:
 def _point_type(point: str) -> str:
     return "".join(p.capitalize() for p in point.split("_")) + "Plugin"
 
-
-def plugin_names(plugins: Iterable[Any]) -> list[str]:
-    return [p.name for p in plugins]

@@ -344,21 +344,6 @@ class NodeInfo:
         c.generation = self.generation
         return c
 
-    def snapshot_copy_from(self, other: NodeInfo) -> None:
-        """Overwrite this NodeInfo in place with ``other``'s content (keeps references valid)."""
-        self.node = other.node
-        self.name = other.name
-        self.pods = list(other.pods)
-        self.pods_with_affinity = list(other.pods_with_affinity)
-        self.pods_with_required_anti_affinity = list(other.pods_with_required_anti_affinity)
-        self.used_ports = other.used_ports.copy()
-        self.requested = other.requested.clone()
-        self.non_zero_requested = other.non_zero_requested.clone()
-        self.allocatable = other.allocatable.clone()
-        self.image_states = dict(other.image_states)
-        self.pvc_ref_counts = dict(other.pvc_ref_counts)
-        self.generation = other.generation
-
     def __repr__(self) -> str:
         return f"NodeInfo({self.name!r}, pods={len(self.pods)}, generation={self.generation})"
 
