@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -20,7 +21,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[0] == "simulate":
         from kschedlib.cli.simulate import main as simulate_main
 
-        return simulate_main(args[1:])
+        try:
+            return simulate_main(args[1:])
+        except BrokenPipeError:
+            # The reader (e.g. `| head`) went away: stop quietly, as Unix tools do.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
     sys.stderr.write(f"kschedlib: unknown command {args[0]!r}\n{USAGE}")
     return 2
 

@@ -101,3 +101,15 @@ def test_bench_synthetic_spread_workload_schedules_with_constraints() -> None:
     spec = pods[0].spec
     assert spec.topology_spread_constraints[0].topology_key == "topology.kubernetes.io/zone"
     assert spec.affinity is not None and spec.affinity.pod_anti_affinity is not None
+
+
+def test_simulate_piped_into_head_exits_quietly() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        f'"{sys.executable}" -m kschedlib simulate "{EXAMPLE}" --quiet | head -1',
+        shell=True, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.stdout.startswith("Placements (")
+    assert "Traceback" not in proc.stderr
