@@ -15,10 +15,12 @@ from kschedlib.api import (
     parse_quantity,
 )
 from kschedlib.backend.snapshot import Snapshot
+from kschedlib.clock import FakeClock, RealClock
 from kschedlib.config import KubeSchedulerConfiguration, Profile, load_config
 from kschedlib.errors import (
     CacheError,
     ConfigError,
+    FieldIssue,
     InvalidObjectError,
     KSchedError,
     QuantityError,
@@ -34,7 +36,7 @@ from kschedlib.framework.events import (
     QueueingHint,
 )
 from kschedlib.framework.extender import Extender
-from kschedlib.framework.handle import FakeClock, RealClock
+from kschedlib.framework.handle import BasicHandle
 from kschedlib.framework.interface import (
     BindPlugin,
     EnqueueExtensions,
@@ -57,8 +59,19 @@ from kschedlib.framework.interface import (
 )
 from kschedlib.framework.registry import PluginSpec, Registry
 from kschedlib.framework.runtime import Framework
-from kschedlib.framework.status import SKIP, Code, Status
+from kschedlib.framework.status import (
+    SKIP,
+    WAIT,
+    Code,
+    Status,
+    as_status,
+    code_of,
+    is_success,
+    unresolvable,
+    unschedulable,
+)
 from kschedlib.framework.types import NodeInfo, PodInfo
+from kschedlib.report import Report
 from kschedlib.results import (
     Event,
     Explanation,
@@ -69,14 +82,15 @@ from kschedlib.results import (
     SchedulerMetrics,
     SchedulingResult,
 )
+from kschedlib.schedule_one import num_feasible_nodes_to_find
 from kschedlib.scheduler import AcceptingBinder, Binder, Scheduler
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "SKIP",
     "AcceptingBinder",
     "ActionType",
+    "BasicHandle",
     "BindPlugin",
     "Binder",
     "CacheError",
@@ -92,6 +106,7 @@ __all__ = [
     "Explanation",
     "Extender",
     "FakeClock",
+    "FieldIssue",
     "FilterPlugin",
     "FitError",
     "Framework",
@@ -128,17 +143,26 @@ __all__ = [
     "QueueingHint",
     "RealClock",
     "Registry",
+    "Report",
     "ReservePlugin",
     "Resource",
-    "SchedulerMetrics",
+    "SKIP",
     "Scheduler",
+    "SchedulerMetrics",
     "SchedulingResult",
     "ScoreExtensions",
     "ScorePlugin",
     "Snapshot",
     "Status",
+    "WAIT",
+    "as_status",
+    "code_of",
+    "is_success",
     "load_config",
     "load_objects",
+    "num_feasible_nodes_to_find",
     "parse_quantity",
+    "unresolvable",
+    "unschedulable",
     "__version__",
 ]

@@ -186,6 +186,7 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     args = ap.parse_args(list(argv))
     try:
         config, objects = load_input(args.path)
@@ -198,6 +199,14 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     except (KSchedError, OSError, json.JSONDecodeError) as exc:
         err.write(f"kschedlib simulate: {type(exc).__name__}: {exc}\n")
         return 2
+    if args.html:
+        from kschedlib.report import Report
+
+        try:
+            Report.from_simulation(sim, title=os.path.basename(args.path)).write_html(args.html)
+        except OSError as exc:
+            err.write(f"kschedlib simulate: {type(exc).__name__}: {exc}\n")
+            return 2
     if args.json:
         data = report_json(sim)
         if args.explain:

@@ -20,7 +20,7 @@ from kschedlib.config.types import (
     PluginSet,
     Profile,
 )
-from kschedlib.errors import ConfigError
+from kschedlib.errors import ConfigError, FieldIssue
 from kschedlib.framework.registry import Registry
 
 ConfigSource = (
@@ -28,9 +28,20 @@ ConfigSource = (
 )
 
 
+PREFIX = "invalid KubeSchedulerConfiguration: "
+
+
+def _issue(text: str) -> FieldIssue:
+    """``path: message`` as data (every problem this module records has that shape)."""
+    path, sep, message = text.partition(": ")
+    if not sep or " " in path:
+        return FieldIssue("", text)
+    return FieldIssue(path, message)
+
+
 def _fail(errors: list[str]) -> None:
     if errors:
-        raise ConfigError("invalid KubeSchedulerConfiguration: " + "; ".join(errors))
+        raise ConfigError(PREFIX + "; ".join(errors), [_issue(e) for e in errors])
 
 
 def _read_source(source: str | os.PathLike[str]) -> Mapping[str, Any]:
@@ -55,7 +66,9 @@ def _decode_plugins(raw: Any, path: str) -> Plugins:
     try:
         return decode(Plugins, raw, path)
     except FieldError as exc:
-        raise ConfigError(f"invalid KubeSchedulerConfiguration: {exc.path}: {exc.problem}") from None
+        raise ConfigError(
+            f"{PREFIX}{exc.path}: {exc.problem}", [FieldIssue(exc.path, exc.problem)]
+        ) from None
 
 
 def _decode_args(

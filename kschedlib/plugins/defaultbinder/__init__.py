@@ -2,4 +2,10 @@
 
 from kschedlib.plugins.defaultbinder.default_binder import NAME, PLUGINS, Binder, DefaultBinder, new
 
-__all__ = ["NAME", "PLUGINS", "Binder", "DefaultBinder", "new"]
+__all__ = [
+    "Binder",
+    "DefaultBinder",
+    "NAME",
+    "PLUGINS",
+    "new",
+]

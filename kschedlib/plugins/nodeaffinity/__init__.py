@@ -10,7 +10,9 @@ from kschedlib.plugins.nodeaffinity.node_affinity import (
     PRE_FILTER_STATE_KEY,
     PRE_SCORE_STATE_KEY,
     NodeAffinity,
+    PreScoreState,
     RequiredNodeAffinity,
+    get_pod_preferred_node_affinity,
     new,
 )
 
@@ -19,11 +21,13 @@ __all__ = [
     "ERR_REASON_ENFORCED",
     "ERR_REASON_POD",
     "NAME",
+    "NodeAffinity",
+    "NodeAffinityArgs",
     "PLUGINS",
     "PRE_FILTER_STATE_KEY",
     "PRE_SCORE_STATE_KEY",
-    "NodeAffinity",
-    "NodeAffinityArgs",
+    "PreScoreState",
     "RequiredNodeAffinity",
+    "get_pod_preferred_node_affinity",
     "new",
 ]

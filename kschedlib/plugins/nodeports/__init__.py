@@ -6,20 +6,24 @@ from kschedlib.plugins.nodeports.node_ports import (
     PLUGINS,
     PRE_FILTER_STATE_KEY,
     NodePorts,
+    PreFilterState,
     fits,
     fits_ports,
     get_host_ports,
+    is_schedulable_after_pod_deleted,
     new,
 )
 
 __all__ = [
     "ERR_REASON",
     "NAME",
+    "NodePorts",
     "PLUGINS",
     "PRE_FILTER_STATE_KEY",
-    "NodePorts",
+    "PreFilterState",
     "fits",
     "fits_ports",
     "get_host_ports",
+    "is_schedulable_after_pod_deleted",
     "new",
 ]

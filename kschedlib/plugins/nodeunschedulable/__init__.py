@@ -6,14 +6,20 @@ from kschedlib.plugins.nodeunschedulable.node_unschedulable import (
     PLUGINS,
     TAINT_NODE_UNSCHEDULABLE,
     NodeUnschedulable,
+    is_schedulable_after_node_change,
+    is_schedulable_after_pod_toleration_change,
     new,
+    tolerates_unschedulable,
 )
 
 __all__ = [
     "ERR_REASON_UNSCHEDULABLE",
     "NAME",
+    "NodeUnschedulable",
     "PLUGINS",
     "TAINT_NODE_UNSCHEDULABLE",
-    "NodeUnschedulable",
+    "is_schedulable_after_node_change",
+    "is_schedulable_after_pod_toleration_change",
     "new",
+    "tolerates_unschedulable",
 ]

@@ -10,6 +10,8 @@ from kschedlib.plugins.podtopologyspread.common import NAME, SpreadConstraint
 from kschedlib.plugins.podtopologyspread.filtering import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
+    CriticalPaths,
+    PreFilterState,
 )
 from kschedlib.plugins.podtopologyspread.plugin import (
     PLUGINS,
@@ -18,8 +20,10 @@ from kschedlib.plugins.podtopologyspread.plugin import (
     PodTopologySpread,
     new,
 )
+from kschedlib.plugins.podtopologyspread.scoring import PreScoreState
 
 __all__ = [
+    "CriticalPaths",
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",
     "ERR_REASON_NODE_LABEL_NOT_MATCH",
     "LIST_DEFAULTING",
@@ -27,10 +31,12 @@ __all__ = [
     "PLUGINS",
     "PRE_FILTER_STATE_KEY",
     "PRE_SCORE_STATE_KEY",
-    "SYSTEM_DEFAULTING",
-    "SYSTEM_DEFAULT_CONSTRAINTS",
     "PodTopologySpread",
     "PodTopologySpreadArgs",
+    "PreFilterState",
+    "PreScoreState",
+    "SYSTEM_DEFAULTING",
+    "SYSTEM_DEFAULT_CONSTRAINTS",
     "SpreadConstraint",
     "new",
 ]

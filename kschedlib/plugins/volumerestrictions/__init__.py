@@ -9,7 +9,9 @@ from kschedlib.plugins.volumerestrictions.volume_restrictions import (
     PreFilterState,
     VolumeRestrictions,
     is_volume_conflict,
+    needs_restrictions_check,
     new,
+    satisfy_volume_conflicts,
 )
 
 __all__ = [
@@ -21,5 +23,7 @@ __all__ = [
     "PreFilterState",
     "VolumeRestrictions",
     "is_volume_conflict",
+    "needs_restrictions_check",
     "new",
+    "satisfy_volume_conflicts",
 ]
