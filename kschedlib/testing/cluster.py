@@ -81,11 +81,12 @@ class Cluster:
             )
         return result
 
-    def run(self, *pods: Buildable) -> dict[str, SchedulingResult]:
-        """Add pending pods, schedule until idle; the last result per pod key."""
+    def run(self, *pods: Buildable) -> list[SchedulingResult]:
+        """Add pending pods and schedule until idle; every attempt, in order (a pod that
+        preempted appears twice: the attempt that nominated it, then the one that bound it)."""
         if pods:
             self.add(*pods)
-        return {r.key: r for r in self.scheduler.run()}
+        return self.scheduler.run()
 
     def explain(self, pod: Pod | str) -> Explanation | None:
         return self.scheduler.explain(pod)

@@ -2,10 +2,4 @@
 
 from kschedlib.plugins.defaultbinder.default_binder import NAME, PLUGINS, Binder, DefaultBinder, new
 
-__all__ = [
-    "Binder",
-    "DefaultBinder",
-    "NAME",
-    "PLUGINS",
-    "new",
-]
+__all__ = ["NAME", "PLUGINS", "Binder", "DefaultBinder", "new"]

@@ -33,12 +33,8 @@ from kschedlib.plugins.defaultpreemption.evaluator import (
 from kschedlib.plugins.defaultpreemption.go_sort import sort_slice
 
 __all__ = [
-    "Candidate",
     "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE",
     "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",
-    "DefaultPreemption",
-    "DefaultPreemptionArgs",
-    "Evaluator",
     "NAME",
     "NOT_ELIGIBLE_NEVER",
     "NOT_ELIGIBLE_TERMINATING",
@@ -46,10 +42,11 @@ __all__ = [
     "NO_VICTIMS_FOUND",
     "PLUGINS",
     "PREEMPTION_NOT_HELPFUL",
-    "PreemptionInterface",
+    "Candidate",
+    "DefaultPreemption",
+    "DefaultPreemptionArgs",
+    "Evaluator",
     "Victims",
-    "aggregate_error_message",
-    "earliest_pod_start_time",
     "filter_pods_with_pdb_violation",
     "lower_priority_nominated_pods",
     "more_important_pod",
@@ -57,4 +54,7 @@ __all__ = [
     "pod_start_time",
     "pod_terminating_by_preemption",
     "sort_slice",
+    "PreemptionInterface",
+    "aggregate_error_message",
+    "earliest_pod_start_time",
 ]

@@ -9,19 +9,17 @@ from kschedlib.plugins.dynamicresources.dynamic_resources import (
     STATE_KEY,
     DynamicResources,
     StateData,
-    claim_name,
     new,
 )
 
 __all__ = [
-    "DynamicResources",
     "MSG_ALLOCATION_UNSUPPORTED",
     "MSG_NO_CLAIMS_TO_DEALLOCATE",
     "MSG_STILL_NOT_SCHEDULABLE",
     "NAME",
     "PLUGINS",
     "STATE_KEY",
+    "DynamicResources",
     "StateData",
-    "claim_name",
     "new",
 ]

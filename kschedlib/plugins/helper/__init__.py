@@ -4,11 +4,5 @@ from kschedlib.plugins.helper.normalize_score import (
     default_normalize_score,
     default_normalize_values,
 )
-from kschedlib.plugins.helper.spread import default_selector, get_pod_services
 
-__all__ = [
-    "default_normalize_score",
-    "default_normalize_values",
-    "default_selector",
-    "get_pod_services",
-]
+__all__ = ["default_normalize_score", "default_normalize_values"]

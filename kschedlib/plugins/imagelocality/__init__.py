@@ -13,11 +13,11 @@ from kschedlib.plugins.imagelocality.image_locality import (
 )
 
 __all__ = [
-    "ImageLocality",
     "MAX_CONTAINER_THRESHOLD",
     "MIN_THRESHOLD",
     "NAME",
     "PLUGINS",
+    "ImageLocality",
     "calculate_priority",
     "new",
     "normalized_image_name",

@@ -2,11 +2,4 @@
 
 from kschedlib.plugins.nodename.node_name import ERR_REASON, NAME, PLUGINS, NodeName, fits, new
 
-__all__ = [
-    "ERR_REASON",
-    "NAME",
-    "NodeName",
-    "PLUGINS",
-    "fits",
-    "new",
-]
+__all__ = ["ERR_REASON", "NAME", "PLUGINS", "NodeName", "fits", "new"]

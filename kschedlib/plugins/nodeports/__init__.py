@@ -17,13 +17,13 @@ from kschedlib.plugins.nodeports.node_ports import (
 __all__ = [
     "ERR_REASON",
     "NAME",
-    "NodePorts",
     "PLUGINS",
     "PRE_FILTER_STATE_KEY",
-    "PreFilterState",
+    "NodePorts",
     "fits",
     "fits_ports",
     "get_host_ports",
-    "is_schedulable_after_pod_deleted",
     "new",
+    "PreFilterState",
+    "is_schedulable_after_pod_deleted",
 ]

@@ -15,11 +15,11 @@ from kschedlib.plugins.nodeunschedulable.node_unschedulable import (
 __all__ = [
     "ERR_REASON_UNSCHEDULABLE",
     "NAME",
-    "NodeUnschedulable",
     "PLUGINS",
     "TAINT_NODE_UNSCHEDULABLE",
+    "NodeUnschedulable",
+    "new",
     "is_schedulable_after_node_change",
     "is_schedulable_after_pod_toleration_change",
-    "new",
     "tolerates_unschedulable",
 ]

@@ -6,19 +6,17 @@ from kschedlib.plugins.nodevolumelimits.csi import (
     PLUGINS,
     PRE_FILTER_STATE_KEY,
     CSILimits,
-    PreFilterState,
     csi_attach_limit_key,
     new,
     volume_limits,
 )
 
 __all__ = [
-    "CSILimits",
     "ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED",
     "NAME",
     "PLUGINS",
     "PRE_FILTER_STATE_KEY",
-    "PreFilterState",
+    "CSILimits",
     "csi_attach_limit_key",
     "new",
     "volume_limits",

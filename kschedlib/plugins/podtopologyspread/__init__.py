@@ -23,7 +23,6 @@ from kschedlib.plugins.podtopologyspread.plugin import (
 from kschedlib.plugins.podtopologyspread.scoring import PreScoreState
 
 __all__ = [
-    "CriticalPaths",
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",
     "ERR_REASON_NODE_LABEL_NOT_MATCH",
     "LIST_DEFAULTING",
@@ -31,12 +30,13 @@ __all__ = [
     "PLUGINS",
     "PRE_FILTER_STATE_KEY",
     "PRE_SCORE_STATE_KEY",
-    "PodTopologySpread",
-    "PodTopologySpreadArgs",
-    "PreFilterState",
-    "PreScoreState",
     "SYSTEM_DEFAULTING",
     "SYSTEM_DEFAULT_CONSTRAINTS",
+    "PodTopologySpread",
+    "PodTopologySpreadArgs",
     "SpreadConstraint",
     "new",
+    "CriticalPaths",
+    "PreFilterState",
+    "PreScoreState",
 ]

@@ -2,9 +2,4 @@
 
 from kschedlib.plugins.queuesort.priority_sort import NAME, PLUGINS, PrioritySort, new
 
-__all__ = [
-    "NAME",
-    "PLUGINS",
-    "PrioritySort",
-    "new",
-]
+__all__ = ["NAME", "PLUGINS", "PrioritySort", "new"]

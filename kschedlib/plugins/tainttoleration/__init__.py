@@ -18,10 +18,10 @@ __all__ = [
     "NAME",
     "PLUGINS",
     "PRE_SCORE_STATE_KEY",
-    "PreScoreState",
     "TaintToleration",
     "do_not_schedule_taints_filter",
+    "new",
+    "PreScoreState",
     "is_schedulable_after_node_change",
     "is_schedulable_after_pod_toleration_change",
-    "new",
 ]

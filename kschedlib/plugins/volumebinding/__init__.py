@@ -28,8 +28,6 @@ from kschedlib.plugins.volumebinding.volume_binding import (
 )
 
 __all__ = [
-    "BinderError",
-    "BindingInfo",
     "DEFAULT_BIND_TIMEOUT_SECONDS",
     "DEFAULT_STORAGE_CAPACITY_SHAPE",
     "ERR_REASON_BIND_CONFLICT",
@@ -39,9 +37,11 @@ __all__ = [
     "ERR_REASON_UNBOUND_IMMEDIATE",
     "NAME",
     "PLUGINS",
+    "STATE_KEY",
+    "BinderError",
+    "BindingInfo",
     "PodVolumeClaims",
     "PodVolumes",
-    "STATE_KEY",
     "StateData",
     "VolumeBinder",
     "VolumeBinding",

@@ -23,7 +23,7 @@ __all__ = [
     "PreFilterState",
     "VolumeRestrictions",
     "is_volume_conflict",
-    "needs_restrictions_check",
     "new",
+    "needs_restrictions_check",
     "satisfy_volume_conflicts",
 ]
