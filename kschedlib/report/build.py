@@ -248,7 +248,13 @@ def build_report_data(
     for r in preempting:
         names = sorted(v.key for v in r.victims)
         victims.update(names)
-        preemption_rows.append({"pod": r.key, "node": r.nominated_node or "", "victims": names})
+        if r.message not in message_index:
+            message_index[r.message] = len(messages)
+            messages.append(r.message)
+        preemption_rows.append({
+            "pod": r.key, "node": r.nominated_node or "", "victims": names,
+            "message": message_index[r.message],
+        })
 
     claim_objs = claims
     if claim_objs is None:

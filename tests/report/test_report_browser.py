@@ -110,6 +110,13 @@ def test_report_renders_without_errors_and_matches_the_run(browser: Any, tmp_pat
     tip = page.inner_text("#tip")
     assert "allocatable" in tip and "requested" in tip
     assert page.locator("#preemptions-table tbody tr").count() == 1
+    # The preemptor's last attempt bound it; its detail still shows the preempting attempt.
+    page.fill("#pod-filter", "ops/critical")
+    expect(page.locator("#pods-table tbody tr")).to_have_count(1)
+    page.click("#pods-table tbody tr")
+    detail = page.inner_text("#pod-detail")
+    assert "Earlier attempt: preempted 2 pod(s) on node-0001" in detail
+    assert "batch/batch-0, batch/batch-1" in detail
     assert page.is_hidden("#devices")  # no claims in this run
     assert errors == []
     _shot(page, tmp_path, "report-generated.png")

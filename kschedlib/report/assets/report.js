@@ -167,7 +167,7 @@
       tr.addEventListener("click", function () { selectPod(i); });
       tb.appendChild(tr);
     });
-    $("pod-count").textContent = fmtInt(podView.rows.length) + " pods";
+    $("pod-count").textContent = fmtInt(podView.rows.length) + (podView.rows.length === 1 ? " pod" : " pods");
     $("pod-page").textContent = "page " + (podView.page + 1) + " / " + pages;
   }
   function selectPod(i) {
@@ -219,7 +219,7 @@
     box.appendChild(line);
     var msg = D.messages[P.message[i]];
     if (msg) { box.appendChild(el("h4", null, "FailedScheduling")); box.appendChild(el("div", {"class": "msg"}, msg)); }
-    if (!e) { box.appendChild(el("p", {"class": "muted"}, "No explanation was recorded for this pod.")); return; }
+    if (!e) { box.appendChild(el("p", {"class": "muted"}, "No explanation was recorded for this pod.")); renderPreemptedBy(box, P.name[i]); return; }
     box.appendChild(el("p", {"class": "muted"}, "profile " + e.profile + " · " + fmtInt(e.feasible) + " feasible node(s)" +
       (e.scored ? " · " + fmtInt(e.scored) + " scored" : "") + (e.fastPath ? " · nominated-node fast path" : "")));
     if (e.preFilter) {
@@ -267,6 +267,21 @@
       box.appendChild(st);
     }
     if (e.postFilter) { box.appendChild(el("h4", null, "PostFilter")); box.appendChild(el("div", {"class": "msg"}, e.postFilter)); }
+    renderPreemptedBy(box, P.name[i]);
+  }
+
+  // Attempts of this pod that preempted (its last attempt may be the one that bound it).
+  var preemptionsByPod = null;
+  function renderPreemptedBy(box, name) {
+    if (preemptionsByPod === null) {
+      preemptionsByPod = {};
+      D.preemptions.forEach(function (p) { (preemptionsByPod[p.pod] = preemptionsByPod[p.pod] || []).push(p); });
+    }
+    (preemptionsByPod[name] || []).forEach(function (p) {
+      box.appendChild(el("h4", null, "Earlier attempt: preempted " + p.victims.length + " pod(s) on " + p.node));
+      box.appendChild(el("div", {"class": "nodes"}, "victims: " + p.victims.join(", ")));
+      if (D.messages[p.message]) { box.appendChild(el("div", {"class": "msg"}, D.messages[p.message])); }
+    });
   }
 
   function renderPods() {
