@@ -113,6 +113,7 @@ def test_report_renders_without_errors_and_matches_the_run(browser: Any, tmp_pat
     # The preemptor's last attempt bound it; its detail still shows the preempting attempt.
     page.fill("#pod-filter", "ops/critical")
     expect(page.locator("#pods-table tbody tr")).to_have_count(1)
+    expect(page.locator("#pods-table tbody tr")).to_contain_text("ops/critical")  # debounced
     page.click("#pods-table tbody tr")
     detail = page.inner_text("#pod-detail")
     assert "Earlier attempt: preempted 2 pod(s) on node-0001" in detail
