@@ -123,3 +123,14 @@ def test_simulate_html_flag(tmp_path: Path) -> None:
     bad = tmp_path / "missing-dir" / "r.html"
     assert main([str(EXAMPLE), "--quiet", "--html", str(bad)], out, err) == 2
     assert "FileNotFoundError" in err.getvalue()
+
+
+def test_report_without_explanations() -> None:
+    from kschedlib.testing import Cluster, make_node, make_pod
+
+    c = Cluster(nodes=[make_node("n1").capacity(cpu="1")], explain=False)
+    results = c.run(make_pod("a").req(cpu="600m"), make_pod("b").req(cpu="600m"))
+    rep = Report.from_results(c.scheduler, results)
+    assert rep.summary["scheduled"] == 1 and rep.summary["unschedulable"] == 1
+    assert rep.data["explanations"] == [None, None]
+    assert rep.data["reasons"] == [["Insufficient cpu", 1, 1]]
