@@ -1,0 +1,411 @@
+"""CEL for DRA device selectors, on top of cel-python (celpy).
+
+Kubernetes' DRA environment (k8s.io/dynamic-resource-allocation/cel): one variable
+``device`` with ``driver``, ``attributes`` and ``capacity``; the last two are keyed by
+domain (an attribute without a domain belongs to the driver's domain) and a missing
+domain is an empty map. Attribute values are strings, ints, bools and semantic versions;
+capacities are Quantities. The Kubernetes library functions used on them (``quantity()``,
+``semver()``, ``compareTo``, ``isGreaterThan``, ``major()``...) are provided here, and
+runtime errors are reported with cel-go's wording ("no such key: model").
+
+Each expression is compiled once (module-wide cache); results per (expression, device)
+are memoized by :class:`SelectorCache` (devices are immutable: a new ResourceSlice
+generation brings new device objects)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import celpy
+from celpy import celtypes
+from celpy.evaluation import CELEvalError
+
+from kschedlib.api.quantity import Quantity, parse_quantity
+from kschedlib.api.resource_v1 import Device
+from kschedlib.errors import QuantityError
+
+# resourceapi.CELSelectorExpressionMaxLength (10 Ki characters).
+CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024
+# resourceapi.CELSelectorExpressionMaxCost: the runtime cost limit of one evaluation.
+CEL_SELECTOR_EXPRESSION_MAX_COST = 1_000_000
+
+
+class CELError(Exception):
+    """A runtime error, with cel-go's message."""
+
+
+class CELCompileError(CELError):
+    """An expression that does not compile (or is too long)."""
+
+
+# ------------------------------------------------------------------ value types
+
+
+class SemverValue:
+    """A semantic version (k8s.io/apiserver/pkg/cel/library semver)."""
+
+    __slots__ = ("major", "minor", "patch", "pre", "text")
+
+    _RE = re.compile(
+        r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+        r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+        r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+    )
+
+    def __init__(self, text: str) -> None:
+        m = self._RE.match(text)
+        if m is None:
+            raise CELError(f"Invalid version: {text}" if text else "Version string empty")
+        self.text = text
+        self.major, self.minor, self.patch = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        self.pre: tuple[Any, ...] = tuple(
+            int(p) if p.isdigit() else p for p in (m.group(4) or "").split(".") if p
+        )
+
+    def compare(self, other: SemverValue) -> int:
+        a = (self.major, self.minor, self.patch)
+        b = (other.major, other.minor, other.patch)
+        if a != b:
+            return -1 if a < b else 1
+        if self.pre == other.pre:
+            return 0
+        if not self.pre:
+            return 1
+        if not other.pre:
+            return -1
+        for x, y in zip(self.pre, other.pre, strict=False):
+            if x == y:
+                continue
+            if isinstance(x, int) and isinstance(y, int):
+                return -1 if x < y else 1
+            if isinstance(x, int):
+                return -1
+            if isinstance(y, int):
+                return 1
+            return -1 if x < y else 1
+        return -1 if len(self.pre) < len(other.pre) else 1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SemverValue) and self.compare(other) == 0
+
+    def __hash__(self) -> int:
+        return hash((self.major, self.minor, self.patch, self.pre))
+
+    def __repr__(self) -> str:
+        return f"semver({self.text!r})"
+
+
+class QuantityValue:
+    """A resource.Quantity (k8s.io/apiserver/pkg/cel/library quantity)."""
+
+    __slots__ = ("q",)
+
+    def __init__(self, q: Quantity) -> None:
+        self.q = q
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, QuantityValue) and self.q.cmp(other.q) == 0
+
+    def __hash__(self) -> int:
+        return hash(str(self.q))
+
+    def __repr__(self) -> str:
+        return f"quantity({str(self.q)!r})"
+
+
+def _want(value: Any, cls: type, fn: str) -> Any:
+    if not isinstance(value, cls):
+        raise CELError(f"no such overload: {fn}")
+    return value
+
+
+def _semver(s: Any) -> SemverValue:
+    return SemverValue(str(_want(s, str, "semver")))
+
+
+def _is_semver(s: Any, *_: Any) -> celtypes.BoolType:
+    try:
+        SemverValue(str(_want(s, str, "isSemver")))
+    except CELError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(True)
+
+
+def _quantity(s: Any) -> QuantityValue:
+    try:
+        return QuantityValue(parse_quantity(str(_want(s, str, "quantity"))))
+    except QuantityError:
+        raise CELError("quantities must match the regular expression "
+                       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'") from None
+
+
+def _is_quantity(s: Any) -> celtypes.BoolType:
+    try:
+        parse_quantity(str(_want(s, str, "isQuantity")))
+    except QuantityError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(True)
+
+
+def _compare(a: Any, b: Any) -> int:
+    if isinstance(a, SemverValue) and isinstance(b, SemverValue):
+        return a.compare(b)
+    if isinstance(a, QuantityValue) and isinstance(b, QuantityValue):
+        return a.q.cmp(b.q)
+    raise CELError("no such overload: compareTo")
+
+
+def _compare_to(a: Any, b: Any) -> celtypes.IntType:
+    return celtypes.IntType(_compare(a, b))
+
+
+def _greater(a: Any, b: Any) -> celtypes.BoolType:
+    return celtypes.BoolType(_compare(a, b) > 0)
+
+
+def _less(a: Any, b: Any) -> celtypes.BoolType:
+    return celtypes.BoolType(_compare(a, b) < 0)
+
+
+def _major(v: Any) -> celtypes.IntType:
+    return celtypes.IntType(_want(v, SemverValue, "major").major)
+
+
+def _minor(v: Any) -> celtypes.IntType:
+    return celtypes.IntType(_want(v, SemverValue, "minor").minor)
+
+
+def _patch(v: Any) -> celtypes.IntType:
+    return celtypes.IntType(_want(v, SemverValue, "patch").patch)
+
+
+def _sign(v: Any) -> celtypes.IntType:
+    q = _want(v, QuantityValue, "sign").q
+    return celtypes.IntType(q.sign())
+
+
+def _is_integer(v: Any) -> celtypes.BoolType:
+    f = _want(v, QuantityValue, "isInteger").q.as_fraction()
+    return celtypes.BoolType(f.denominator == 1 and -(2**63) <= f.numerator < 2**63)
+
+
+def _as_integer(v: Any) -> celtypes.IntType:
+    f = _want(v, QuantityValue, "asInteger").q.as_fraction()
+    if f.denominator != 1 or not -(2**63) <= f.numerator < 2**63:
+        raise CELError("cannot convert value to integer")
+    return celtypes.IntType(f.numerator)
+
+
+def _as_float(v: Any) -> celtypes.DoubleType:
+    q = _want(v, QuantityValue, "asApproximateFloat").q
+    return celtypes.DoubleType(float(q.as_fraction()))
+
+
+def _qty_arith(sign: int) -> Callable[[Any, Any], QuantityValue]:
+    def op(a: Any, b: Any) -> QuantityValue:
+        qa = _want(a, QuantityValue, "add").q
+        if isinstance(b, QuantityValue):
+            qb = b.q
+        elif isinstance(b, int):
+            qb = parse_quantity(str(int(b)))
+        else:
+            raise CELError("no such overload: add")
+        return QuantityValue(qa + qb if sign > 0 else qa - qb)
+
+    return op
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "semver": _semver,
+    "isSemver": _is_semver,
+    "quantity": _quantity,
+    "isQuantity": _is_quantity,
+    "compareTo": _compare_to,
+    "isGreaterThan": _greater,
+    "isLessThan": _less,
+    "major": _major,
+    "minor": _minor,
+    "patch": _patch,
+    "sign": _sign,
+    "isInteger": _is_integer,
+    "asInteger": _as_integer,
+    "asApproximateFloat": _as_float,
+    "add": _qty_arith(1),
+    "sub": _qty_arith(-1),
+}
+
+
+# ------------------------------------------------------------------ device activation
+
+
+class _DomainMap(celtypes.MapType):
+    """device.attributes / device.capacity: a missing domain is an empty map."""
+
+    def __getitem__(self, key: Any) -> Any:
+        try:
+            return super().__getitem__(key)
+        except KeyError:
+            return celtypes.MapType()
+
+
+def _attr_value(a: Any) -> Any:
+    if a.string is not None:
+        return celtypes.StringType(a.string)
+    if a.bool is not None:
+        return celtypes.BoolType(a.bool)
+    if a.int is not None:
+        return celtypes.IntType(a.int)
+    if a.version is not None:
+        try:
+            return SemverValue(a.version)
+        except CELError:
+            return celtypes.StringType(a.version)
+    return None
+
+
+def _split(name: str, driver: str) -> tuple[str, str]:
+    domain, sep, ident = name.partition("/")
+    return (domain, ident) if sep else (driver, name)
+
+
+def device_activation(driver: str, device: Device) -> dict[str, Any]:
+    """The ``device`` variable for one device of a slice of ``driver``."""
+    attrs: dict[Any, Any] = {}
+    for name, a in device.attributes.items():
+        domain, ident = _split(name, driver)
+        v = _attr_value(a)
+        if v is not None:
+            attrs.setdefault(celtypes.StringType(domain), celtypes.MapType())[
+                celtypes.StringType(ident)
+            ] = v
+    caps: dict[Any, Any] = {}
+    for name, c in device.capacity.items():
+        if c.value is None:
+            continue
+        domain, ident = _split(name, driver)
+        caps.setdefault(celtypes.StringType(domain), celtypes.MapType())[
+            celtypes.StringType(ident)
+        ] = QuantityValue(c.value)
+    return {
+        "device": celtypes.MapType(
+            {
+                celtypes.StringType("driver"): celtypes.StringType(driver),
+                celtypes.StringType("attributes"): _DomainMap(attrs),
+                celtypes.StringType("capacity"): _DomainMap(caps),
+            }
+        )
+    }
+
+
+# ------------------------------------------------------------------ compile and evaluate
+
+_ENV = celpy.Environment()
+_COMPILED: dict[str, CompiledExpression] = {}
+_NO_SUCH_MEMBER = re.compile(r"^no such member in mapping: '(.*)'$")
+
+
+def _runtime_message(err: CELEvalError) -> str:
+    """cel-go's wording for celpy's runtime errors."""
+    msg = str(err.args[0]) if err.args else str(err)
+    m = _NO_SUCH_MEMBER.match(msg)
+    if m:
+        return f"no such key: {m.group(1)}"
+    if msg == "no such key":
+        key = err.args[2][0] if len(err.args) > 2 and err.args[2] else ""
+        return f"no such key: {key}"
+    if msg.startswith("found no matching overload") or msg.startswith("no such overload"):
+        return "no such overload"
+    if "divide by zero" in msg:
+        return "division by zero"
+    return msg
+
+
+class CompiledExpression:
+    """One selector expression, compiled once."""
+
+    __slots__ = ("error", "expression", "_program")
+
+    def __init__(self, expression: str) -> None:
+        self.expression = expression
+        self.error: str | None = None
+        self._program: Any = None
+        if len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
+            self.error = (
+                f"expression too long ({len(expression)} characters, maximum is "
+                f"{CEL_SELECTOR_EXPRESSION_MAX_LENGTH})"
+            )
+            return
+        try:
+            ast = _ENV.compile(expression)
+            self._program = _ENV.program(ast, functions=FUNCTIONS)
+        except Exception as exc:  # celpy raises its syntax errors and lark's
+            self.error = f"compilation failed: {exc}"
+
+    def device_matches(self, activation: dict[str, Any]) -> bool:
+        """Evaluate for one device; CELError on a runtime error or a non-bool result."""
+        if self._program is None:
+            raise CELError(self.error or "not compiled")
+        try:
+            result = self._program.evaluate(activation)
+        except CELEvalError as exc:
+            raise CELError(_runtime_message(exc)) from None
+        except CELError:
+            raise
+        except (TypeError, ValueError, KeyError, ArithmeticError) as exc:
+            raise CELError(str(exc)) from None
+        if isinstance(result, CELEvalError):
+            raise CELError(_runtime_message(result))
+        if not isinstance(result, celtypes.BoolType):
+            raise CELError(f"CEL result of type {type(result).__name__} could not be converted to bool")
+        return bool(result)
+
+
+def compile_expression(expression: str) -> CompiledExpression:
+    """The compiled expression from the module-wide cache."""
+    c = _COMPILED.get(expression)
+    if c is None:
+        c = CompiledExpression(expression)
+        if len(_COMPILED) > 4096:
+            _COMPILED.clear()
+        _COMPILED[expression] = c
+    return c
+
+
+class SelectorCache:
+    """Memoized (expression, device) results; devices are immutable objects, so a new
+    slice generation brings new keys. Runtime errors are memoized as well."""
+
+    __slots__ = ("_activations", "_results")
+
+    MAX_ENTRIES = 200_000
+
+    def __init__(self) -> None:
+        self._results: dict[tuple[str, int], tuple[Device, bool | str]] = {}
+        self._activations: dict[int, tuple[Device, dict[str, Any]]] = {}
+
+    def matches(self, expression: str, driver: str, device: Device) -> bool:
+        key = (expression, id(device))
+        hit = self._results.get(key)
+        if hit is not None and hit[0] is device:
+            r = hit[1]
+        else:
+            compiled = compile_expression(expression)
+            if compiled.error is not None:
+                raise CELCompileError(compiled.error)
+            act = self._activations.get(id(device))
+            if act is None or act[0] is not device:
+                act = (device, device_activation(driver, device))
+                self._activations[id(device)] = act
+            try:
+                r = compiled.device_matches(act[1])
+            except CELError as exc:
+                r = str(exc)
+            if len(self._results) > self.MAX_ENTRIES:
+                self._results.clear()
+                self._activations.clear()
+            self._results[key] = (device, r)
+        if isinstance(r, str):
+            raise CELError(r)
+        return r
