@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
+from typing import Any
+
 import attrs
 
 from kschedlib.api.node import Node
@@ -101,12 +103,14 @@ class SliceIndex:
     """The ResourceSlices of a cycle, indexed by node so that gathering a node's pools does
     not walk every slice (GatherPools' result is the same)."""
 
-    __slots__ = ("_by_node", "_selected", "_matchers", "order")
+    __slots__ = ("_by_node", "_selected", "order", "_pools")
 
     def __init__(self, slices: Iterable[ResourceSlice], features: Features) -> None:
         ordered = sorted(slices, key=lambda s: s.metadata.name)
         self.order = {id(s): i for i, s in enumerate(ordered)}
         self._by_node: dict[str, list[ResourceSlice]] = {}
+        # Pools per node object (nodes are immutable: a label change is a new object).
+        self._pools: dict[str, tuple[Node, list[_Pool]]] = {}
         # Slices for all nodes or with a node selector, in order, with their matcher (None =
         # all nodes).
         self._selected: list[tuple[ResourceSlice, NodeSelectorMatcher | None]] = []
@@ -124,6 +128,14 @@ class SliceIndex:
 
     def pools_for(self, node: Node) -> list[_Pool]:
         """GatherPools: the pools whose slices are available on the node."""
+        hit = self._pools.get(node.metadata.name)
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        out = self._gather(node)
+        self._pools[node.metadata.name] = (node, out)
+        return out
+
+    def _gather(self, node: Node) -> list[_Pool]:
         local = self._by_node.get(node.metadata.name, ())
         chosen: list[ResourceSlice] = list(local)
         labels = node.metadata.labels
@@ -251,7 +263,7 @@ class Allocator:
     """structured.Allocator for one scheduling cycle: the claims' view of the cluster's
     devices (slices, classes, devices in use). ``allocate`` is called per node."""
 
-    __slots__ = ("features", "classes", "allocated", "slices", "cel")
+    __slots__ = ("features", "classes", "allocated", "slices", "cel", "matches", "_setups")
 
     def __init__(
         self,
@@ -266,6 +278,11 @@ class Allocator:
         self.classes = classes
         self.slices = slices
         self.cel = cel
+        # Whether a device fits a (sub)request does not depend on the node: shared by the
+        # per-node runs of one cycle (keyed by claim identity and request indices).
+        self.matches: dict[tuple[int, int, int, int, DeviceID], bool] = {}
+        # Node-independent request setups (claims without allocationMode All).
+        self._setups: dict[tuple[int, ...], tuple[Any, Any]] = {}
 
     def allocate(
         self, node: Node, claims: Sequence[ResourceClaim]
@@ -273,6 +290,12 @@ class Allocator:
         """One AllocationResult per claim, or None when the node cannot satisfy them all.
         AllocationError when something is wrong with a claim, class or pool."""
         return _Run(self, node, claims).run()
+
+    def setup_for(self, claims: Sequence[ResourceClaim]) -> tuple[Any, Any] | None:
+        return self._setups.get(tuple(id(c) for c in claims))
+
+    def remember_setup(self, claims: Sequence[ResourceClaim], setup: tuple[Any, Any]) -> None:
+        self._setups[tuple(id(c) for c in claims)] = setup
 
 
 class _Run:
@@ -288,7 +311,8 @@ class _Run:
         self.constraints: list[list[_MatchAttribute]] = []
         self.results: list[list[_Result]] = [[] for _ in claims]
         self.allocating: set[DeviceID] = set()
-        self.matches: dict[tuple[int, int, int, DeviceID], bool] = {}
+        self.matches = a.matches
+        self.claim_ids = [id(c) for c in claims]
 
     # ------------------------------------------------------------------ setup
 
@@ -337,6 +361,26 @@ class _Run:
         return dc
 
     def _setup(self) -> None:
+        cached = self.a.setup_for(self.claims)
+        if cached is not None:
+            self.requests, self.has_subrequests = cached
+        else:
+            self._setup_requests()
+        for ci, claim in enumerate(self.claims):
+            cons: list[_MatchAttribute] = []
+            for i, c in enumerate(claim.spec.devices.constraints):
+                if c.match_attribute is not None:
+                    cons.append(_MatchAttribute(c.requests, c.match_attribute))
+                else:
+                    # distinctAttribute needs DRAConsumableCapacity (off): unsupported here.
+                    raise AllocationError(
+                        f"claim {_claim_key(claim)}, constraint #{i}: empty constraint "
+                        "(unsupported constraint type?)"
+                    )
+            self.constraints.append(cons)
+
+    def _setup_requests(self) -> None:
+        node_independent = True
         for ci, claim in enumerate(self.claims):
             per_claim = 0
             reqs: list[list[_Req]] = []
@@ -379,19 +423,12 @@ class _Run:
                     f"claim {_claim_key(claim)}: number of requested devices {per_claim} "
                     f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}"
                 )
-            cons: list[_MatchAttribute] = []
-            for i, c in enumerate(claim.spec.devices.constraints):
-                if c.match_attribute is not None:
-                    cons.append(_MatchAttribute(c.requests, c.match_attribute))
-                else:
-                    # distinctAttribute needs DRAConsumableCapacity (off): unsupported here.
-                    raise AllocationError(
-                        f"claim {_claim_key(claim)}, constraint #{i}: empty constraint "
-                        "(unsupported constraint type?)"
-                    )
             self.requests.append(reqs)
             self.has_subrequests.append(subs)
-            self.constraints.append(cons)
+            if any(x.mode == ALLOCATION_MODE_ALL for alts in reqs for x in alts):
+                node_independent = False
+        if node_independent:
+            self.a.remember_setup(self.claims, (self.requests, self.has_subrequests))
 
     # ------------------------------------------------------------------ selection
 
@@ -421,7 +458,7 @@ class _Run:
     def _selectable(
         self, ci: int, ri: int, si: int, req: _Req, device: Device, did: DeviceID
     ) -> bool:
-        key = (ci, ri, si, did)
+        key = (self.claim_ids[ci], ri, si, did)
         hit = self.matches.get(key)
         if hit is not None:
             return hit
@@ -567,10 +604,7 @@ class _Run:
         for r in results:
             spec = r.slice.spec
             if spec.node_name:
-                return NodeSelector(node_selector_terms=(NodeSelectorTerm(match_fields=(
-                    NodeSelectorRequirement(
-                        key="metadata.name", operator="In", values=(spec.node_name,)),
-                )),))
+                return _node_name_selector(spec.node_name)
             sel = spec.node_selector
             if sel is not None:
                 if len(sel.node_selector_terms) == 1:
@@ -586,6 +620,22 @@ class _Run:
             return NodeSelector(node_selector_terms=(NodeSelectorTerm(
                 match_expressions=tuple(exprs), match_fields=tuple(fields)),))
         return None
+
+
+_NODE_NAME_SELECTORS: dict[str, NodeSelector] = {}
+
+
+def _node_name_selector(name: str) -> NodeSelector:
+    """The selector for devices local to one node (immutable, so shared)."""
+    sel = _NODE_NAME_SELECTORS.get(name)
+    if sel is None:
+        sel = NodeSelector(node_selector_terms=(NodeSelectorTerm(match_fields=(
+            NodeSelectorRequirement(key="metadata.name", operator="In", values=(name,)),
+        )),))
+        if len(_NODE_NAME_SELECTORS) > 100_000:
+            _NODE_NAME_SELECTORS.clear()
+        _NODE_NAME_SELECTORS[name] = sel
+    return sel
 
 
 def allocated_devices(claims: Iterable[ResourceClaim]) -> set[DeviceID]:

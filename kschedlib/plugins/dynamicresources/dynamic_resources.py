@@ -169,7 +169,9 @@ def pod_claims(pod: Pod, objects: Any) -> tuple[list[ResourceClaim], str]:
 class DynamicResources:
     """DRA with structured parameters (v1.35 default feature set)."""
 
-    __slots__ = ("_handle", "features", "cel", "_in_flight", "_slice_index", "_slice_gen")
+    __slots__ = (
+        "_handle", "features", "cel", "_in_flight", "_slice_index", "_slice_gen", "_claim_devices",
+    )
 
     def __init__(self, handle: Any, features: Features | None = None) -> None:
         self._handle = handle
@@ -179,6 +181,9 @@ class DynamicResources:
         self._in_flight: dict[str, ResourceClaim] = {}
         self._slice_index: SliceIndex | None = None
         self._slice_gen: tuple[int, ...] = ()
+        # The devices each stored claim object holds, by claim identity (claims are
+        # immutable: an update is a new object).
+        self._claim_devices: dict[int, tuple[ResourceClaim, set[DeviceID]]] = {}
 
     @property
     def name(self) -> str:
@@ -206,13 +211,26 @@ class DynamicResources:
         return self._slice_index
 
     def _allocated_state(self) -> set[DeviceID]:
-        claims: dict[str, ResourceClaim] = {
-            c.metadata.uid or c.metadata.key: c
-            for c in self._objects.list_objects(KIND_RESOURCE_CLAIM)
-            if isinstance(c, ResourceClaim)
-        }
-        claims.update(self._in_flight)
-        return allocated_devices(claims.values())
+        """GatherAllocatedState: devices of allocated claims, in-flight allocations included."""
+        cache = self._claim_devices
+        in_flight = self._in_flight
+        out: set[DeviceID] = set()
+        claims = self._objects.list_objects(KIND_RESOURCE_CLAIM)
+        for c in claims:
+            hit = cache.get(id(c))
+            if hit is None or hit[0] is not c:
+                devices = allocated_devices((c,)) if isinstance(c, ResourceClaim) else set()
+                hit = (c, devices)
+                cache[id(c)] = hit
+            if hit[1]:
+                if in_flight and (c.metadata.uid or c.metadata.key) in in_flight:
+                    continue
+                out.update(hit[1])
+        if len(cache) > 2 * len(claims) + 1024:
+            self._claim_devices = {id(c): cache[id(c)] for c in claims}
+        if in_flight:
+            out |= allocated_devices(in_flight.values())
+        return out
 
     # --- PreEnqueue ---
 
