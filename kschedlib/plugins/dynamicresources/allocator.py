@@ -11,7 +11,6 @@ choices when a later request or a ``matchAttribute`` constraint cannot be satisf
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-
 from typing import Any
 
 import attrs
@@ -280,7 +279,7 @@ class Allocator:
         self.cel = cel
         # Whether a device fits a (sub)request does not depend on the node: shared by the
         # per-node runs of one cycle (keyed by claim identity and request indices).
-        self.matches: dict[tuple[int, int, int, int, DeviceID], bool] = {}
+        self.matches: dict[tuple[int, int, int, DeviceID], bool] = {}
         # Node-independent request setups (claims without allocationMode All).
         self._setups: dict[tuple[int, ...], tuple[Any, Any]] = {}
 
@@ -366,7 +365,7 @@ class _Run:
             self.requests, self.has_subrequests = cached
         else:
             self._setup_requests()
-        for ci, claim in enumerate(self.claims):
+        for claim in self.claims:
             cons: list[_MatchAttribute] = []
             for i, c in enumerate(claim.spec.devices.constraints):
                 if c.match_attribute is not None:
