@@ -49,6 +49,17 @@ def _eval(expr: str) -> bool:
     ('device.attributes["gpu.example.com"].driverVersion.isGreaterThan(semver("550.0.0"))', True),
     ('device.attributes["gpu.example.com"].driverVersion.major() == 550', True),
     ('device.attributes["gpu.example.com"].driverVersion.compareTo(semver("550.127.5")) == 0', True),
+    # cross-type numeric comparisons, as Kubernetes configures cel-go
+    ('device.attributes["gpu.example.com"].numa > 0.5', True),
+    ('device.attributes["gpu.example.com"].numa == 1.0', True),
+    ('device.attributes["gpu.example.com"].numa < 1u', False),
+    # the strings extension
+    ('device.attributes["gpu.example.com"].model.lowerAscii() == "l40s"', True),
+    ('"a,b,c".split(",").size() == 3 && ["x", "y"].join("-") == "x-y"', True),
+    ('device.attributes["gpu.example.com"].model.indexOf("40") == 1', True),
+    # errors are absorbed by && and || when the other side decides, as in cel-go
+    ('device.attributes["gpu.example.com"].cuda == "8.0" || true', True),
+    ('false && device.attributes["gpu.example.com"].cuda == "8.0"', False),
 ])
 def test_expressions(expr: str, want: bool) -> None:
     assert _eval(expr) is want

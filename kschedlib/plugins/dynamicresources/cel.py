@@ -14,12 +14,13 @@ generation brings new device objects)."""
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from typing import Any
 
 import celpy
-from celpy import celtypes
+from celpy import celtypes, evaluation
 from celpy.evaluation import CELEvalError
 
 from kschedlib.api.quantity import Quantity, parse_quantity
@@ -217,7 +218,71 @@ def _qty_arith(sign: int) -> Callable[[Any, Any], QuantityValue]:
     return op
 
 
+_NUMBERS = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
+
+
+def _cross_numeric(name: str, op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
+    """cel-go's cross-type numeric comparison (Kubernetes enables it): int, uint and double
+    compare by value; everything else keeps celpy's overloads."""
+    base = evaluation.base_functions[name]
+
+    def compare(a: Any, b: Any) -> Any:
+        if (
+            isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS)
+            and not isinstance(a, celtypes.BoolType) and not isinstance(b, celtypes.BoolType)
+            and type(a) is not type(b)
+        ):
+            x = float(a) if isinstance(a, celtypes.DoubleType) else int(a)
+            y = float(b) if isinstance(b, celtypes.DoubleType) else int(b)
+            return celtypes.BoolType(op(x, y))
+        return base(a, b)
+
+    return compare
+
+
+def _str_fn(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A function of the strings extension on a string receiver."""
+
+    def call(s: Any, *args: Any) -> Any:
+        _want(s, str, name)
+        return fn(str(s), *args)
+
+    return call
+
+
+def _str_split(s: str, sep: Any, n: Any = None) -> celtypes.ListType:
+    parts = s.split(str(sep)) if n is None or int(n) < 0 else (
+        [] if int(n) == 0 else s.split(str(sep), int(n) - 1)
+    )
+    return celtypes.ListType([celtypes.StringType(p) for p in parts])
+
+
+def _join(lst: Any, sep: Any = "") -> celtypes.StringType:
+    return celtypes.StringType(str(sep).join(str(x) for x in lst))
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "_<_": _cross_numeric("_<_", operator.lt),
+    "_<=_": _cross_numeric("_<=_", operator.le),
+    "_>_": _cross_numeric("_>_", operator.gt),
+    "_>=_": _cross_numeric("_>=_", operator.ge),
+    "_==_": _cross_numeric("_==_", operator.eq),
+    "_!=_": _cross_numeric("_!=_", operator.ne),
+    "lowerAscii": _str_fn("lowerAscii", lambda s: celtypes.StringType(
+        "".join(c.lower() if c.isascii() else c for c in s))),
+    "upperAscii": _str_fn("upperAscii", lambda s: celtypes.StringType(
+        "".join(c.upper() if c.isascii() else c for c in s))),
+    "trim": _str_fn("trim", lambda s: celtypes.StringType(s.strip())),
+    "replace": _str_fn("replace", lambda s, a, b, n=None: celtypes.StringType(
+        s.replace(str(a), str(b)) if n is None or int(n) < 0 else s.replace(str(a), str(b), int(n)))),
+    "indexOf": _str_fn("indexOf", lambda s, sub, start=0: celtypes.IntType(
+        s.find(str(sub), int(start)))),
+    "lastIndexOf": _str_fn("lastIndexOf", lambda s, sub: celtypes.IntType(s.rfind(str(sub)))),
+    "substring": _str_fn("substring", lambda s, a, b=None: celtypes.StringType(
+        s[int(a):] if b is None else s[int(a):int(b)])),
+    "charAt": _str_fn("charAt", lambda s, i: celtypes.StringType(s[int(i):int(i) + 1])),
+    "split": _str_fn("split", _str_split),
+    "join": _join,
     "semver": _semver,
     "isSemver": _is_semver,
     "quantity": _quantity,
