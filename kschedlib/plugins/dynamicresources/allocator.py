@@ -11,6 +11,7 @@ choices when a later request or a ``matchAttribute`` constraint cannot be satisf
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import attrs
@@ -68,7 +69,7 @@ def node_selector_of_slice(s: ResourceSlice) -> NodeSelectorMatcher | None:
 
 
 class _Pool:
-    __slots__ = ("driver", "name", "generation", "slices", "incomplete", "invalid")
+    __slots__ = ("driver", "name", "generation", "slices", "incomplete", "invalid", "_flat")
 
     def __init__(self, driver: str, name: str, first: ResourceSlice) -> None:
         self.driver = driver
@@ -77,6 +78,19 @@ class _Pool:
         self.slices: list[ResourceSlice] = [first]
         self.incomplete = False
         self.invalid = ""
+        self._flat: list[tuple[DeviceID, Device, ResourceSlice]] | None = None
+
+    def devices(self) -> list[tuple[DeviceID, Device, ResourceSlice]]:
+        """The pool's devices in search order (slices in order, devices in order)."""
+        flat = self._flat
+        if flat is None:
+            flat = [
+                ((s.spec.driver, s.spec.pool.name, d.name), d, s)
+                for s in self.slices
+                for d in s.spec.devices
+            ]
+            self._flat = flat
+        return flat
 
     @property
     def pool_id(self) -> str:
@@ -267,7 +281,7 @@ class Allocator:
     def __init__(
         self,
         features: Features,
-        allocated: set[DeviceID],
+        allocated: AbstractSet[DeviceID],
         classes: Callable[[str], DeviceClass | None],
         slices: SliceIndex,
         cel: SelectorCache,
@@ -528,23 +542,22 @@ class _Run:
                 raise _Stop
             # On failure: backtrack (the devices taken so far stay recorded, as in Go).
             return self._one(ci, ri, si, di + 1, in_sub)
+        allocated, allocating = self.a.allocated, self.allocating
+        check_use = not req.admin_access
         for pool in self.pools:
-            for s in pool.slices:
-                driver, pname = s.spec.driver, s.spec.pool.name
-                for device in s.spec.devices:
-                    did = (driver, pname, device.name)
-                    if not req.admin_access and self._in_use(did):
-                        continue
-                    if not self._selectable(ci, ri, si, req, device, did):
-                        continue
-                    if pool.invalid:
-                        raise AllocationError(f"pool {pname} is invalid: {pool.invalid}")
-                    keep = len(self.results[ci])
-                    if not self._take(ci, req, did, device, s, False):
-                        continue
-                    if self._one(ci, ri, si, di + 1, in_sub):
-                        return True
-                    self._untake(ci, req, did, keep)
+            for did, device, s in pool.devices():
+                if check_use and (did in allocated or did in allocating):
+                    continue
+                if not self._selectable(ci, ri, si, req, device, did):
+                    continue
+                if pool.invalid:
+                    raise AllocationError(f"pool {pool.name} is invalid: {pool.invalid}")
+                keep = len(self.results[ci])
+                if not self._take(ci, req, did, device, s, False):
+                    continue
+                if self._one(ci, ri, si, di + 1, in_sub):
+                    return True
+                self._untake(ci, req, did, keep)
         return False
 
     # ------------------------------------------------------------------ results
@@ -559,13 +572,8 @@ class _Run:
             return None
         out: list[AllocationResult] = []
         for ci, claim in enumerate(self.claims):
-            results = tuple(
-                DeviceRequestAllocationResult(
-                    request=r.req.full_name, driver=r.id[0], pool=r.id[1], device=r.id[2],
-                    admin_access=True if r.req.admin_access else None,
-                )
-                for r in self.results[ci]
-            )
+            results = tuple(_device_result(r.req.full_name, r.id, r.req.admin_access)
+                            for r in self.results[ci])
             config = self._config(claim, self.results[ci])
             out.append(
                 AllocationResult(
@@ -579,21 +587,25 @@ class _Run:
     def _config(
         claim: ResourceClaim, results: list[_Result]
     ) -> tuple[DeviceAllocationConfiguration, ...]:
-        """Class configs of the chosen requests' classes, then the claim's configs."""
+        """Class configs of the chosen (sub)requests' classes, then the claim's configs that
+        apply to all requests or name a request or a chosen subrequest."""
         out: list[DeviceAllocationConfiguration] = []
-        seen: set[str] = set()
+        seen: dict[str, _Req] = {}
         for r in results:
-            dc = r.req.device_class
-            name = r.req.full_name
-            if dc is None or name in seen:
+            seen.setdefault(r.req.full_name, r.req)
+        for name, req in seen.items():
+            dc = req.device_class
+            if dc is None:
                 continue
-            seen.add(name)
             for c in dc.spec.config:
                 out.append(DeviceAllocationConfiguration(
                     source="FromClass", requests=(name,), opaque=c.opaque))
-        for cc in claim.spec.devices.config:
-            out.append(DeviceAllocationConfiguration(
-                source="FromClaim", requests=cc.requests, opaque=cc.opaque))
+        if claim.spec.devices.config:
+            names = set(seen) | {req.base_name for req in seen.values()}
+            for cc in claim.spec.devices.config:
+                if not cc.requests or any(n in names for n in cc.requests):
+                    out.append(DeviceAllocationConfiguration(
+                        source="FromClaim", requests=cc.requests, opaque=cc.opaque))
         return tuple(out)
 
     @staticmethod
@@ -622,6 +634,22 @@ class _Run:
 
 
 _NODE_NAME_SELECTORS: dict[str, NodeSelector] = {}
+_DEVICE_RESULTS: dict[tuple[str, DeviceID, bool], DeviceRequestAllocationResult] = {}
+
+
+def _device_result(request: str, did: DeviceID, admin: bool) -> DeviceRequestAllocationResult:
+    """One allocation result (immutable, so shared between cycles)."""
+    key = (request, did, admin)
+    r = _DEVICE_RESULTS.get(key)
+    if r is None:
+        r = DeviceRequestAllocationResult(
+            request=request, driver=did[0], pool=did[1], device=did[2],
+            admin_access=True if admin else None,
+        )
+        if len(_DEVICE_RESULTS) > 100_000:
+            _DEVICE_RESULTS.clear()
+        _DEVICE_RESULTS[key] = r
+    return r
 
 
 def _node_name_selector(name: str) -> NodeSelector:

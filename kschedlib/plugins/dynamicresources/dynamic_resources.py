@@ -9,7 +9,9 @@ UnschedulableAndUnresolvable, as in v1.35."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import attrs
@@ -170,7 +172,8 @@ class DynamicResources:
     """DRA with structured parameters (v1.35 default feature set)."""
 
     __slots__ = (
-        "_handle", "features", "cel", "_in_flight", "_slice_index", "_slice_gen", "_claim_devices",
+        "_handle", "features", "cel", "_in_flight", "_slice_index", "_slice_gen",
+        "_alloc_counts", "_alloc_gen",
     )
 
     def __init__(self, handle: Any, features: Features | None = None) -> None:
@@ -181,9 +184,10 @@ class DynamicResources:
         self._in_flight: dict[str, ResourceClaim] = {}
         self._slice_index: SliceIndex | None = None
         self._slice_gen: tuple[int, ...] = ()
-        # The devices each stored claim object holds, by claim identity (claims are
-        # immutable: an update is a new object).
-        self._claim_devices: dict[int, tuple[ResourceClaim, set[DeviceID]]] = {}
+        # Devices held by the stored claims (with how many claims hold each), valid for the
+        # object store generation _alloc_gen; the plugin's own claim writes update it in place.
+        self._alloc_counts: Counter[DeviceID] = Counter()
+        self._alloc_gen: int | None = None
 
     @property
     def name(self) -> str:
@@ -210,27 +214,19 @@ class DynamicResources:
             self._slice_gen = gen
         return self._slice_index
 
-    def _allocated_state(self) -> set[DeviceID]:
+    def _allocated_state(self) -> AbstractSet[DeviceID]:
         """GatherAllocatedState: devices of allocated claims, in-flight allocations included."""
-        cache = self._claim_devices
-        in_flight = self._in_flight
-        out: set[DeviceID] = set()
-        claims = self._objects.list_objects(KIND_RESOURCE_CLAIM)
-        for c in claims:
-            hit = cache.get(id(c))
-            if hit is None or hit[0] is not c:
-                devices = allocated_devices((c,)) if isinstance(c, ResourceClaim) else set()
-                hit = (c, devices)
-                cache[id(c)] = hit
-            if hit[1]:
-                if in_flight and (c.metadata.uid or c.metadata.key) in in_flight:
-                    continue
-                out.update(hit[1])
-        if len(cache) > 2 * len(claims) + 1024:
-            self._claim_devices = {id(c): cache[id(c)] for c in claims}
-        if in_flight:
-            out |= allocated_devices(in_flight.values())
-        return out
+        gen = getattr(self._objects, "generation", None)
+        if gen is None or gen != self._alloc_gen:
+            counts: Counter[DeviceID] = Counter()
+            for c in self._objects.list_objects(KIND_RESOURCE_CLAIM):
+                if isinstance(c, ResourceClaim) and c.status.allocation is not None:
+                    counts.update(allocated_devices((c,)))
+            self._alloc_counts = counts
+            self._alloc_gen = gen
+        if self._in_flight:
+            return set(self._alloc_counts) | allocated_devices(self._in_flight.values())
+        return self._alloc_counts.keys()
 
     # --- PreEnqueue ---
 
@@ -532,11 +528,28 @@ class DynamicResources:
     def _write_claim(self, claim: ResourceClaim) -> None:
         """Update a claim as the API server would, so that the host and the next cycles see
         it (with the events a claim update triggers)."""
+        store = self._objects
+        old = store.get_object(KIND_RESOURCE_CLAIM, claim.metadata.key)
+        before = getattr(store, "generation", None)
         update = getattr(self._handle.host, "update_object", None)
         if callable(update):
             update(claim)
         else:
-            self._objects.upsert(claim)
+            store.upsert(claim)
+        after = getattr(store, "generation", None)
+        if before is not None and before == self._alloc_gen and after == before + 1:
+            # Only this write happened: move the allocated-device counts along.
+            counts = self._alloc_counts
+            if claim.status.allocation is not None:
+                counts.update(allocated_devices((claim,)))
+            if isinstance(old, ResourceClaim) and old.status.allocation is not None:
+                for d in allocated_devices((old,)):
+                    n = counts[d] - 1
+                    if n > 0:
+                        counts[d] = n
+                    else:
+                        counts.pop(d, None)
+            self._alloc_gen = after
 
     # --- EnqueueExtensions ---
 
