@@ -195,3 +195,53 @@ def test_missing_class_and_limits() -> None:
         _allocator(FOUR).allocate(_node("n1"), [c])
     with pytest.raises(AllocationError, match="exceeds the claim limit of 32"):
         _allocator(FOUR).allocate(_node("n1"), [_claim([_exact(count=33)])])
+
+
+def test_incomplete_pools_are_not_allocated_from() -> None:
+    # Only one of the pool's two slices is published: ExactCount skips the pool.
+    a = _allocator([_slice("s1", [_device("g0")], node="n1", count=2)])
+    assert a.allocate(_node("n1"), [_claim([_exact()])]) is None
+
+
+def test_pool_completeness_counts_slices_for_other_nodes_and_drops_obsolete_pools() -> None:
+    rack = {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "rack", "operator": "In", "values": ["r1"]}]}]}
+    rack2 = {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "rack", "operator": "In", "values": ["r2"]}]}]}
+    slices = [
+        _slice("a-r1", [_device("f0")], pool="fpga", count=2, selector=rack),
+        _slice("b-r2", [_device("f1")], pool="fpga", count=2, selector=rack2),
+    ]
+    out = _allocator(slices).allocate(_node("n1", {"rack": "r1"}), [_claim([_exact()])])
+    assert out is not None and _devices(out[0]) == [("gpu", "f0")]
+    # A newer generation published for the other rack only: the old one is being replaced.
+    newer = [slices[0], _slice("c-r2", [_device("f1")], pool="fpga", count=1, generation=2,
+                                selector=rack2)]
+    assert _allocator(newer).allocate(_node("n1", {"rack": "r1"}), [_claim([_exact()])]) is None
+
+
+def test_invalid_pool_fails_on_the_node_only() -> None:
+    from kschedlib.plugins.dynamicresources.allocator import FailedOnNode
+
+    dup = [_slice("s1", [_device("g0")], node="n1", pool="p", count=2),
+           _slice("s2", [_device("g0")], node="n1", pool="p", count=2)]
+    with pytest.raises(FailedOnNode, match="^invalid resource pools were encountered$"):
+        _allocator(dup).allocate(_node("n1"), [_claim([_exact()])])
+
+
+def test_admin_access_does_not_reuse_a_device_within_the_claim() -> None:
+    one = [_slice("s", [_device("g0")], node="n1")]
+    c = _claim([_exact("a", adminAccess=True), _exact("b", adminAccess=True)])
+    assert _allocator(one).allocate(_node("n1"), [c]) is None
+    two = [_slice("s", [_device("g0"), _device("g1")], node="n1")]
+    out = _allocator(two).allocate(_node("n1"), [c])
+    assert out is not None and _devices(out[0]) == [("a", "g0"), ("b", "g1")]
+
+
+def test_devices_with_binding_conditions_or_counters_need_their_gates() -> None:
+    dev = {**_device("g0"), "bindingConditions": ["attached"]}
+    assert _allocator([_slice("s", [dev], node="n1")]).allocate(
+        _node("n1"), [_claim([_exact()])]) is None
+    dev2 = {**_device("g1"), "consumesCounters": [{"counterSet": "mem", "counters": {}}]}
+    assert _allocator([_slice("s", [dev2], node="n1")]).allocate(
+        _node("n1"), [_claim([_exact()])]) is None

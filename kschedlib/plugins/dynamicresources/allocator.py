@@ -48,8 +48,13 @@ class AllocationError(Exception):
     """Something wrong with a claim, class or pool: aborts the scheduling cycle (Error)."""
 
 
-class _Stop(Exception):
-    """errStop: an 'All' request could not get one of its devices; no solution exists."""
+class _TooMany(Exception):
+    """errAllocationResultMaxSizeExceeded: the claim would get more results than allowed."""
+
+
+class FailedOnNode(AllocationError):  # noqa: N818 - the Go name
+    """ErrFailedAllocationOnNode: a problem of this node only (invalid pools); the node is
+    unschedulable with this message, other nodes may still work."""
 
 
 @attrs.define(slots=True, frozen=True)
@@ -61,6 +66,7 @@ class Features:
     partitionable_devices: bool = False  # DRAPartitionableDevices (alpha)
     device_taints: bool = False  # DRADeviceTaints (alpha)
     consumable_capacity: bool = False  # DRAConsumableCapacity (alpha)
+    device_binding_conditions: bool = False  # DRADeviceBindingConditions (alpha)
 
 
 def node_selector_of_slice(s: ResourceSlice) -> NodeSelectorMatcher | None:
@@ -116,7 +122,7 @@ class SliceIndex:
     """The ResourceSlices of a cycle, indexed by node so that gathering a node's pools does
     not walk every slice (GatherPools' result is the same)."""
 
-    __slots__ = ("_by_node", "_selected", "order", "_pools")
+    __slots__ = ("_by_node", "_selected", "order", "_pools", "_generations")
 
     def __init__(self, slices: Iterable[ResourceSlice], features: Features) -> None:
         ordered = sorted(slices, key=lambda s: s.metadata.name)
@@ -127,8 +133,12 @@ class SliceIndex:
         # Slices for all nodes or with a node selector, in order, with their matcher (None =
         # all nodes).
         self._selected: list[tuple[ResourceSlice, NodeSelectorMatcher | None]] = []
+        # Per pool: how many slices each generation has, over all slices (checkSlicesInPool).
+        self._generations: dict[tuple[str, str], dict[int, int]] = {}
         for s in ordered:
             spec = s.spec
+            gens = self._generations.setdefault((spec.driver, spec.pool.name), {})
+            gens[spec.pool.generation] = gens.get(spec.pool.generation, 0) + 1
             if not features.partitionable_devices and spec.per_device_node_selection:
                 continue  # perDeviceNodeSelection needs DRAPartitionableDevices
             if spec.node_name:
@@ -161,9 +171,19 @@ class SliceIndex:
         pools: dict[tuple[str, str], _Pool] = {}
         for s in chosen:
             _add_slice(pools, s)
-        out = list(pools.values())
-        for p in out:
-            p.incomplete = len(p.slices) != p.slices[0].spec.pool.resource_slice_count
+        out: list[_Pool] = []
+        for p in pools.values():
+            want = p.slices[0].spec.pool.resource_slice_count
+            complete = len(p.slices) == want
+            if not complete:
+                # Slices of the pool for other nodes count too; a newer generation elsewhere
+                # means this one is being replaced: the pool is ignored.
+                gens = self._generations.get((p.driver, p.name), {})
+                if any(g > p.generation for g in gens):
+                    continue
+                complete = gens.get(p.generation, 0) == want
+            p.incomplete = not complete
+            out.append(p)
             seen: set[str] = set()
             for s in p.slices:
                 for d in s.spec.devices:
@@ -323,7 +343,8 @@ class _Run:
         self.has_subrequests: list[list[bool]] = []
         self.constraints: list[list[_MatchAttribute]] = []
         self.results: list[list[_Result]] = [[] for _ in claims]
-        self.allocating: set[DeviceID] = set()
+        # Devices being allocated in this run, with the claims (indices) they go to.
+        self.allocating: dict[DeviceID, set[int]] = {}
         self.matches = a.matches
         self.claim_ids = [id(c) for c in claims]
 
@@ -471,6 +492,8 @@ class _Run:
     def _selectable(
         self, ci: int, ri: int, si: int, req: _Req, device: Device, did: DeviceID
     ) -> bool:
+        if device.binding_conditions and not self.a.features.device_binding_conditions:
+            return False  # devices with binding conditions need DRADeviceBindingConditions
         key = (self.claim_ids[ci], ri, si, did)
         hit = self.matches.get(key)
         if hit is not None:
@@ -483,14 +506,24 @@ class _Run:
         return ok
 
     def _in_use(self, did: DeviceID) -> bool:
-        return did in self.a.allocated or did in self.allocating
+        """deviceInUse: allocated already, or being allocated for any claim of this run."""
+        return did in self.a.allocated or bool(self.allocating.get(did))
+
+    def _usable(self, ci: int, req: _Req, did: DeviceID) -> bool:
+        """The "in use" check: an admin-access request only avoids devices it is already
+        allocating for the same claim."""
+        if req.admin_access:
+            return ci not in self.allocating.get(did, ())
+        return not self._in_use(did)
 
     def _take(
         self, ci: int, req: _Req, did: DeviceID, device: Device, s: ResourceSlice, must: bool
     ) -> bool:
         """allocateDevice: check use and constraints, then record the device."""
-        if not req.admin_access and self._in_use(did):
+        if not self._usable(ci, req, did):
             return False
+        if device.consumes_counters and not self.a.features.partitionable_devices:
+            return False  # counters need DRAPartitionableDevices
         base, sub = req.base_name, req.sub_name
         cons = self.constraints[ci]
         for i, c in enumerate(cons):
@@ -504,8 +537,7 @@ class _Run:
                 for e in range(i):
                     cons[e].remove(base, sub)
                 return False
-        if not req.admin_access:
-            self.allocating.add(did)
+        self.allocating.setdefault(did, set()).add(ci)
         self.results[ci].append(_Result(req, did, s))
         return True
 
@@ -513,49 +545,74 @@ class _Run:
         """The rollback of _take: results are truncated to what they were before it."""
         for c in self.constraints[ci]:
             c.remove(req.base_name, req.sub_name)
-        if not req.admin_access:
-            self.allocating.discard(did)
+        holders = self.allocating.get(did)
+        if holders is not None:
+            holders.discard(ci)
         del self.results[ci][keep:]
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
-        """allocateOne: satisfy device ``di`` of (sub)request (ci, ri, si), then the rest."""
+        """allocateOne: satisfy device ``di`` of (sub)request (ci, ri, si), then the rest.
+        _TooMany when the claim would exceed the result limit (more aggressive backtracking)."""
         if ci >= len(self.claims):
             return True
         reqs = self.requests[ci]
         if ri >= len(reqs):
-            return self._one(ci + 1, 0, 0, 0, False)
+            try:
+                return self._one(ci + 1, 0, 0, 0, False)
+            except _TooMany:
+                return False
         alts = reqs[ri]
         if not in_sub and self.has_subrequests[ci][ri]:
-            return any(self._one(ci, ri, sub, 0, True) for sub in range(len(alts)))
+            all_too_many = True
+            for sub in range(len(alts)):
+                try:
+                    if self._one(ci, ri, sub, 0, True):
+                        return True
+                except _TooMany:
+                    continue
+                all_too_many = False
+            if all_too_many:
+                raise _TooMany
+            return False
         req = alts[si]
         do_all = req.mode == ALLOCATION_MODE_ALL
         if do_all and not req.all_devices:
             return False
         if di >= req.num_devices:
             return self._one(ci, ri + 1, 0, 0, False)
-        if len(self.results[ci]) + req.num_devices > ALLOCATION_RESULTS_MAX_SIZE:
-            return False
+        if len(self.results[ci]) + req.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
+            raise _TooMany
         if do_all:
             assert req.all_devices is not None
             did, device, s = req.all_devices[di]
+            keep = len(self.results[ci])
             if not self._take(ci, req, did, device, s, True):
-                raise _Stop
-            # On failure: backtrack (the devices taken so far stay recorded, as in Go).
-            return self._one(ci, ri, si, di + 1, in_sub)
-        allocated, allocating = self.a.allocated, self.allocating
-        check_use = not req.admin_access
+                return False
+            try:
+                done = self._one(ci, ri, si, di + 1, in_sub)
+            except _TooMany:
+                self._untake(ci, req, did, keep)
+                raise
+            if not done:
+                self._untake(ci, req, did, keep)
+            return done
         for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue  # never allocated from, but other pools may do
             for did, device, s in pool.devices():
-                if check_use and (did in allocated or did in allocating):
+                if not self._usable(ci, req, did):
                     continue
                 if not self._selectable(ci, ri, si, req, device, did):
                     continue
-                if pool.invalid:
-                    raise AllocationError(f"pool {pool.name} is invalid: {pool.invalid}")
                 keep = len(self.results[ci])
                 if not self._take(ci, req, did, device, s, False):
                     continue
-                if self._one(ci, ri, si, di + 1, in_sub):
+                try:
+                    done = self._one(ci, ri, si, di + 1, in_sub)
+                except _TooMany:
+                    self._untake(ci, req, did, keep)
+                    raise
+                if done:
                     return True
                 self._untake(ci, req, did, keep)
         return False
@@ -566,9 +623,11 @@ class _Run:
         self._setup()
         try:
             done = self._one(0, 0, 0, 0, False)
-        except _Stop:
-            return None
+        except _TooMany:
+            done = False
         if not done:
+            if any(p.invalid for p in self.pools):
+                raise FailedOnNode("invalid resource pools were encountered")
             return None
         out: list[AllocationResult] = []
         for ci, claim in enumerate(self.claims):

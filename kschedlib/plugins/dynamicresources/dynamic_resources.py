@@ -49,6 +49,7 @@ from kschedlib.plugins.dynamicresources.allocator import (
     AllocationError,
     Allocator,
     DeviceID,
+    FailedOnNode,
     Features,
     SliceIndex,
     allocated_devices,
@@ -332,6 +333,8 @@ class DynamicResources:
         if s.allocator is not None:
             try:
                 allocations = s.allocator.allocate(node, s.to_allocate)
+            except FailedOnNode as exc:
+                return _unresolvable(str(exc))
             except AllocationError as exc:
                 return Status.error(str(exc), NAME)
             if allocations is None or len(allocations) != len(s.to_allocate):
@@ -451,7 +454,8 @@ class DynamicResources:
             return Status.error("claim allocation not found for node", NAME)
         if len(allocations) != len(pending):
             return Status.error(
-                f"internal error, have {len(allocations)} allocations, {len(pending)} claims",
+                f"internal error, have {len(allocations)} allocations, {len(pending)} claims "
+                f"to allocate, want {len(pending)} claims",
                 NAME,
             )
         for k, i in enumerate(pending):
@@ -580,7 +584,12 @@ class DynamicResources:
         if err:
             return QueueingHint.QueueSkip
         new_uid = _field(new_obj, "metadata", "uid")
-        uses = any(c.metadata.uid == new_uid for c in claims)
+        new_key = (_field(new_obj, "metadata", "namespace"), _field(new_obj, "metadata", "name"))
+        uses = any(
+            c.metadata.uid == new_uid if new_uid else
+            (c.metadata.namespace, c.metadata.name) == new_key
+            for c in claims
+        )
         if (
             old_obj is not None
             and _field(old_obj, "status", "allocation") is not None
