@@ -182,3 +182,39 @@ def test_scheduler_allocates_distinct_devices_and_writes_claims() -> None:
                                                             reserved_for=())))
     again = s.schedule_pod(f"default/{left}")
     assert again is not None and again.outcome == Outcome.Scheduled
+
+
+def test_pre_enqueue_gates_until_the_claim_exists_and_the_pod_names_it() -> None:
+    import attrs
+
+    from kschedlib.api.meta import OwnerReference
+    from kschedlib.api.pod import PodResourceClaimStatus
+    from kschedlib.framework.handle import FakeClock
+    from kschedlib.results import Outcome
+    from kschedlib.scheduler import Scheduler
+
+    objs = _gpu_cluster()
+    claims = {o.metadata.name: o for o in objs if isinstance(o, ResourceClaim)}
+    pods = {o.metadata.name: o for o in objs if getattr(o, "kind", "") == "Pod"}
+    rest = [o for o in objs if o.metadata.name not in claims and o.metadata.name not in pods]
+    s = Scheduler(clock=FakeClock(), deterministic=True)
+    s.apply(rest)
+    # p0 names a claim that does not exist yet: held back by PreEnqueue, no cycle.
+    s.add_pod(pods["p0"])
+    assert s.run() == []
+    s.add_object(claims["c0"])
+    (r,) = s.run()
+    assert r.outcome == Outcome.Scheduled and r.pod.metadata.name == "p0"
+    # A pod whose claim comes from a template waits for status.resourceClaimStatuses.
+    tpl = pod("t", uid="t", resource_claims=[{"name": "gpu", "resourceClaimTemplateName": "x"}])
+    s.add_pod(tpl)
+    assert s.run() == []
+    owned = attrs.evolve(claims["c1"], metadata=attrs.evolve(
+        claims["c1"].metadata,
+        owner_references=(OwnerReference(kind="Pod", name="t", uid="t", controller=True),)))
+    s.add_object(owned)
+    assert s.run() == []  # still no status entry naming the generated claim
+    s.update_pod(attrs.evolve(tpl, status=attrs.evolve(tpl.status, resource_claim_statuses=(
+        PodResourceClaimStatus(name="gpu", resource_claim_name="c1"),))))
+    (r2,) = s.run()
+    assert r2.outcome == Outcome.Scheduled and r2.pod.metadata.name == "t"
