@@ -116,3 +116,18 @@ def test_results_are_memoized_per_expression_and_device() -> None:
     finally:
         type(compiled).device_matches = original  # type: ignore[method-assign]
     assert calls == 1
+
+
+def test_runtime_cost_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evaluation stops with cel-go's error once the cost budget is spent (one unit per
+    evaluated node, so a lowered limit keeps the test fast)."""
+    import kschedlib.plugins.dynamicresources.cel as cel_mod
+
+    assert cel_mod.CEL_SELECTOR_EXPRESSION_MAX_COST == 1_000_000
+    items = "[" + ", ".join(str(i) for i in range(30)) + "]"
+    expr = f"{items}.all(x, {items}.all(y, x + y >= 0))"
+    assert _eval(expr)
+    monkeypatch.setattr(cel_mod, "CEL_SELECTOR_EXPRESSION_MAX_COST", 2000)
+    with pytest.raises(CELError, match="^operation cancelled: actual cost limit exceeded$"):
+        _eval(expr)
+    assert _eval('device.driver == "gpu.example.com"')

@@ -366,7 +366,35 @@ def device_activation(driver: str, device: Device) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ compile and evaluate
 
-_ENV = celpy.Environment()
+class _CostExceeded(Exception):  # noqa: N818 - cel-go's condition, not a bug
+    """The evaluation went over CEL_SELECTOR_EXPRESSION_MAX_COST."""
+
+
+class _CostEvaluator(evaluation.Evaluator):
+    """celpy's evaluator with a runtime cost budget: one unit per evaluated expression node
+    (including every step of a comprehension), an approximation of cel-go's actual cost."""
+
+    def __init__(self, ast: Any, activation: Any, spent: list[int] | None = None) -> None:
+        super().__init__(ast, activation)
+        self.spent = spent if spent is not None else [0]
+
+    def sub_evaluator(self, ast: Any) -> evaluation.Evaluator:
+        return _CostEvaluator(ast, self.activation, self.spent)
+
+    def visit_children(self, tree: Any) -> Any:
+        spent = self.spent
+        spent[0] += 1
+        if spent[0] > CEL_SELECTOR_EXPRESSION_MAX_COST:
+            raise _CostExceeded
+        return super().visit_children(tree)
+
+
+class _CostRunner(celpy.InterpretedRunner):
+    def evaluate(self, context: Any) -> Any:
+        return _CostEvaluator(self.ast, self.new_activation()).evaluate(context)
+
+
+_ENV = celpy.Environment(runner_class=_CostRunner)
 _COMPILED: dict[str, CompiledExpression] = {}
 _NO_SUCH_MEMBER = re.compile(r"^no such member in mapping: '(.*)'$")
 
@@ -414,6 +442,8 @@ class CompiledExpression:
             raise CELError(self.error or "not compiled")
         try:
             result = self._program.evaluate(activation)
+        except _CostExceeded:
+            raise CELError("operation cancelled: actual cost limit exceeded") from None
         except CELEvalError as exc:
             raise CELError(_runtime_message(exc)) from None
         except CELError:
