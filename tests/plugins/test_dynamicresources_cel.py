@@ -57,6 +57,9 @@ def _eval(expr: str) -> bool:
     ('device.attributes["gpu.example.com"].model.lowerAscii() == "l40s"', True),
     ('"a,b,c".split(",").size() == 3 && ["x", "y"].join("-") == "x-y"', True),
     ('device.attributes["gpu.example.com"].model.indexOf("40") == 1', True),
+    # cel.bind (cel-go's bindings extension, which Kubernetes enables)
+    ('cel.bind(a, device.attributes["gpu.example.com"], a.numa == 1 && a.mig)', True),
+    ('cel.bind(x, 1, cel.bind(y, 2, x + y == 3 && device.driver == "gpu.example.com"))', True),
     # errors are absorbed by && and || when the other side decides, as in cel-go
     ('device.attributes["gpu.example.com"].cuda == "8.0" || true', True),
     ('false && device.attributes["gpu.example.com"].cuda == "8.0"', False),

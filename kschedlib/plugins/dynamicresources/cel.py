@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import celpy
+import lark
 from celpy import celtypes, evaluation
 from celpy.evaluation import CELEvalError
 
@@ -380,6 +381,30 @@ class _CostEvaluator(evaluation.Evaluator):
 
     def sub_evaluator(self, ast: Any) -> evaluation.Evaluator:
         return _CostEvaluator(ast, self.activation, self.spent)
+
+    def member_dot_arg(self, tree: Any) -> Any:
+        """The ``cel.bind(name, init, expr)`` macro of cel-go's bindings extension, which
+        celpy lacks; every other member call is celpy's."""
+        member, method = tree.children[0], tree.children[1]
+        if (
+            getattr(method, "value", None) == "bind"
+            and len(tree.children) == 3
+            and [str(t) for t in member.scan_values(lambda v: isinstance(v, lark.Token))]
+            == ["cel"]
+            and len(tree.children[2].children) == 3
+        ):
+            var_tree, init_tree, body_tree = tree.children[2].children
+            idents = [str(t) for t in var_tree.scan_values(lambda v: isinstance(v, lark.Token))]
+            if len(idents) != 1:
+                return CELEvalError("cel.bind() variable name must be a simple identifier")
+            value = self.visit(init_tree)
+            if isinstance(value, CELEvalError):
+                return value
+            try:
+                return self.sub_evaluator(body_tree).evaluate({idents[0]: value})
+            except CELEvalError as exc:
+                return exc
+        return super().member_dot_arg(tree)
 
     def visit_children(self, tree: Any) -> Any:
         spent = self.spent
