@@ -60,6 +60,13 @@ def _eval(expr: str) -> bool:
     # cel.bind (cel-go's bindings extension, which Kubernetes enables)
     ('cel.bind(a, device.attributes["gpu.example.com"], a.numa == 1 && a.mig)', True),
     ('cel.bind(x, 1, cel.bind(y, 2, x + y == 3 && device.driver == "gpu.example.com"))', True),
+    # optional types
+    ('device.attributes["gpu.example.com"].?cuda.orValue("none") == "none"', True),
+    ('device.attributes["gpu.example.com"].?numa.value() == 1', True),
+    ('device.attributes["other.example.com"].?x.hasValue()', False),
+    ('device.attributes[?"gpu.example.com"].?model.orValue("") == "L40S"', True),
+    ('optional.of(1).value() == 1 && !optional.none().hasValue()', True),
+    ('"keeps .?x and [?y] inside strings".size() > 0', True),
     # errors are absorbed by && and || when the other side decides, as in cel-go
     ('device.attributes["gpu.example.com"].cuda == "8.0" || true', True),
     ('false && device.attributes["gpu.example.com"].cuda == "8.0"', False),
@@ -77,6 +84,11 @@ def test_runtime_errors_use_cel_go_wording() -> None:
         _eval('device.attributes["gpu.example.com"].model + 1 == 2')
     with pytest.raises(CELError, match="could not be converted to bool"):
         _eval('device.driver')
+
+
+def test_optional_none_dereference_is_a_runtime_error() -> None:
+    with pytest.raises(CELError, match="optional.none\\(\\) dereference"):
+        _eval('device.attributes["gpu.example.com"].?cuda.value() == "8.0"')
 
 
 def test_compile_errors_and_length_limit() -> None:

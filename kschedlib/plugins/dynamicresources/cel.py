@@ -262,7 +262,159 @@ def _join(lst: Any, sep: Any = "") -> celtypes.StringType:
     return celtypes.StringType(str(sep).join(str(x) for x in lst))
 
 
+# ------------------------------------------------------------------ optional types
+
+
+class OptionalValue:
+    """cel-go's optional type (``optional.of(x)``, ``m.?key``, ``orValue``...)."""
+
+    __slots__ = ("value",)
+    _EMPTY = object()
+
+    def __init__(self, value: Any = _EMPTY) -> None:
+        self.value = value
+
+    @property
+    def present(self) -> bool:
+        return self.value is not OptionalValue._EMPTY
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OptionalValue) and (
+            self.value is other.value or bool(self.value == other.value)
+        )
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return f"optional.of({self.value!r})" if self.present else "optional.none()"
+
+
+def _opt_field(recv: Any, name: Any) -> OptionalValue:
+    """``recv.?name``: the field if present, else optional.none(); chains through optionals."""
+    if isinstance(recv, OptionalValue):
+        if not recv.present:
+            return recv
+        recv = recv.value
+    if isinstance(recv, celtypes.MapType):
+        key = celtypes.StringType(str(name))
+        return OptionalValue(recv[key]) if key in recv else OptionalValue()
+    raise CELError("no such overload")
+
+
+def _opt_index(recv: Any, key: Any) -> OptionalValue:
+    """``recv[?key]`` on maps and lists."""
+    if isinstance(recv, OptionalValue):
+        if not recv.present:
+            return recv
+        recv = recv.value
+    if isinstance(recv, celtypes.MapType):
+        return OptionalValue(recv[key]) if key in recv else OptionalValue()
+    if isinstance(recv, celtypes.ListType) and isinstance(key, int):
+        return OptionalValue(recv[int(key)]) if 0 <= int(key) < len(recv) else OptionalValue()
+    raise CELError("no such overload")
+
+
+def _opt_want(o: Any, fn: str) -> OptionalValue:
+    if not isinstance(o, OptionalValue):
+        raise CELError(f"no such overload: {fn}")
+    return o
+
+
+def _opt_value(o: Any) -> Any:
+    opt = _opt_want(o, "value")
+    if not opt.present:
+        raise CELError("optional.none() dereference")
+    return opt.value
+
+
+def _opt_of_non_zero(v: Any) -> OptionalValue:
+    zero = v is None or (not isinstance(v, (SemverValue, QuantityValue)) and not v)
+    return OptionalValue() if zero else OptionalValue(v)
+
+
+_OPTIONAL_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "_optField": _opt_field,
+    "_optIndex": _opt_index,
+    "_optOf": OptionalValue,
+    "_optNone": lambda: OptionalValue(),
+    "_optOfNonZero": _opt_of_non_zero,
+    "hasValue": lambda o: celtypes.BoolType(_opt_want(o, "hasValue").present),
+    "value": _opt_value,
+    "orValue": lambda o, d: _opt_want(o, "orValue").value if _opt_want(o, "orValue").present
+    else d,
+}
+
+_IDENT_START = re.compile(r"[A-Za-z_]")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OPTIONAL_CALLS = {"of": "_optOf", "none": "_optNone", "ofNonZeroValue": "_optOfNonZero"}
+
+
+def _string_end(src: str, i: int) -> int:
+    """Index after the string literal starting at ``i`` (prefixes r/b handled by caller)."""
+    raw = i > 0 and src[i - 1] in "rR"
+    q = src[i]
+    if src.startswith(q * 3, i):
+        end = src.find(q * 3, i + 3)
+        return len(src) if end < 0 else end + 3
+    j = i + 1
+    while j < len(src) and src[j] != q:
+        j += 2 if src[j] == "\\" and not raw else 1
+    return j + 1
+
+
+def rewrite_optionals(src: str) -> str:
+    """cel-go's optional syntax (``a.?b``, ``m[?k]``, ``optional.of(x)``...) in terms of
+    functions celpy can call; string literals are left alone."""
+    if "?" not in src and "optional." not in src:
+        return src
+    out: list[str] = []
+    i, n = 0, len(src)
+    while i < n:
+        c = src[i]
+        if c in "\"'":
+            j = _string_end(src, i)
+            out.append(src[i:j])
+            i = j
+            continue
+        if c == "." and src.startswith(".?", i):
+            m = _IDENT.match(src, i + 2)
+            if m:
+                out.append(f'._optField("{m.group(0)}")')
+                i = m.end()
+                continue
+        if c == "[" and src.startswith("[?", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if src[j] in "\"'":
+                    j = _string_end(src, j)
+                    continue
+                depth += {"[": 1, "]": -1}.get(src[j], 0)
+                j += 1
+            out.append(f"._optIndex({rewrite_optionals(src[i + 2:j - 1])})")
+            i = j
+            continue
+        if c == "o" and src.startswith("optional.", i) and (
+            i == 0 or not (src[i - 1].isalnum() or src[i - 1] in "_.")
+        ):
+            m = _IDENT.match(src, i + len("optional."))
+            if m and m.group(0) in _OPTIONAL_CALLS:
+                out.append(_OPTIONAL_CALLS[m.group(0)])
+                i = m.end()
+                continue
+        if _IDENT_START.match(c) and (i == 0 or not (src[i - 1].isalnum() or src[i - 1] == "_")):
+            m = _IDENT.match(src, i)
+            assert m is not None
+            out.append(m.group(0))
+            i = m.end()
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
+    **_OPTIONAL_FUNCTIONS,
     "_<_": _cross_numeric("_<_", operator.lt),
     "_<=_": _cross_numeric("_<=_", operator.le),
     "_>_": _cross_numeric("_>_", operator.gt),
@@ -456,7 +608,7 @@ class CompiledExpression:
             )
             return
         try:
-            ast = _ENV.compile(expression)
+            ast = _ENV.compile(rewrite_optionals(expression))
             self._program = _ENV.program(ast, functions=FUNCTIONS)
         except Exception as exc:  # celpy raises its syntax errors and lark's
             self.error = f"compilation failed: {exc}"
