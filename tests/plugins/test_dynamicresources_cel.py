@@ -67,6 +67,10 @@ def _eval(expr: str) -> bool:
     ('device.attributes[?"gpu.example.com"].?model.orValue("") == "L40S"', True),
     ('optional.of(1).value() == 1 && !optional.none().hasValue()', True),
     ('"keeps .?x and [?y] inside strings".size() > 0', True),
+    # the sets extension
+    ('sets.contains(["A100", "L40S", "H100"], [device.attributes["gpu.example.com"].model])', True),
+    ('sets.intersects([0, 2], [device.attributes["gpu.example.com"].numa])', False),
+    ('sets.equivalent([1, 2], [2, 1, 1])', True),
     # errors are absorbed by && and || when the other side decides, as in cel-go
     ('device.attributes["gpu.example.com"].cuda == "8.0" || true', True),
     ('false && device.attributes["gpu.example.com"].cuda == "8.0"', False),

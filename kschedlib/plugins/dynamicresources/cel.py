@@ -413,8 +413,36 @@ def rewrite_optionals(src: str) -> str:
     return "".join(out)
 
 
+class _SetsNamespace:
+    """The receiver of ``sets.contains(a, b)`` & co. (cel-go's sets extension)."""
+
+    __slots__ = ()
+
+
+SETS = _SetsNamespace()
+
+
+def _sets_fn(name: str, fn: Callable[[Any, Any], bool]) -> Callable[..., Any]:
+    base = evaluation.base_functions.get(name)
+
+    def call(recv: Any, *args: Any) -> Any:
+        if isinstance(recv, _SetsNamespace):
+            if len(args) != 2 or not all(isinstance(a, celtypes.ListType) for a in args):
+                raise CELError(f"no such overload: sets.{name}")
+            return celtypes.BoolType(fn(args[0], args[1]))
+        if base is None:
+            raise CELError(f"undeclared reference to '{name}'")
+        return base(recv, *args)
+
+    return call
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     **_OPTIONAL_FUNCTIONS,
+    "contains": _sets_fn("contains", lambda a, b: all(x in a for x in b)),
+    "equivalent": _sets_fn(
+        "equivalent", lambda a, b: all(x in b for x in a) and all(x in a for x in b)),
+    "intersects": _sets_fn("intersects", lambda a, b: any(x in b for x in a)),
     "_<_": _cross_numeric("_<_", operator.lt),
     "_<=_": _cross_numeric("_<=_", operator.le),
     "_>_": _cross_numeric("_>_", operator.gt),
@@ -507,6 +535,7 @@ def device_activation(driver: str, device: Device) -> dict[str, Any]:
             celtypes.StringType(ident)
         ] = QuantityValue(c.value)
     return {
+        "sets": SETS,
         "device": celtypes.MapType(
             {
                 celtypes.StringType("driver"): celtypes.StringType(driver),
