@@ -135,8 +135,10 @@ def claim_name(pod: Pod, claim: Any) -> tuple[str | None, bool, str]:
 
 
 def _controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
+    """metav1.IsControlledBy; a pod written without a uid is matched by name."""
+    uid = pod.metadata.uid
     for ref in claim.metadata.owner_references:
-        if ref.controller and ref.uid == pod.metadata.uid:
+        if ref.controller and (ref.uid == uid if uid else ref.name == pod.metadata.name):
             return True
     return False
 
