@@ -296,7 +296,10 @@ class Allocator:
     """structured.Allocator for one scheduling cycle: the claims' view of the cluster's
     devices (slices, classes, devices in use). ``allocate`` is called per node."""
 
-    __slots__ = ("features", "classes", "allocated", "slices", "cel", "matches", "_setups")
+    __slots__ = (
+        "features", "classes", "allocated", "slices", "cel", "matches", "_setups",
+        "request_matches",
+    )
 
     def __init__(
         self,
@@ -305,8 +308,10 @@ class Allocator:
         classes: Callable[[str], DeviceClass | None],
         slices: SliceIndex,
         cel: SelectorCache,
+        request_matches: dict[Any, tuple[Any, Device, bool]] | None = None,
     ) -> None:
         self.features = features
+        self.request_matches = request_matches if request_matches is not None else {}
         self.allocated = allocated
         self.classes = classes
         self.slices = slices
@@ -498,11 +503,26 @@ class _Run:
         hit = self.matches.get(key)
         if hit is not None:
             return hit
-        ok = True
-        dc = req.device_class
-        if dc is not None and not self._selectors_match(ci, device, did[0], dc, dc.spec.selectors) or not self._selectors_match(ci, device, did[0], None, req.selectors):
-            ok = False
+        ok = self._request_matches(ci, req, device, did[0])
         self.matches[key] = ok
+        return ok
+
+    def _request_matches(self, ci: int, req: _Req, device: Device, driver: str) -> bool:
+        """The class's selectors, then the request's; memoized across cycles by (class,
+        selectors, device) since none of them depends on the claim or the node. Errors are
+        not memoized: their message names the claim."""
+        dc = req.device_class
+        shared = self.a.request_matches
+        key = (id(dc), req.selectors, id(device))
+        hit = shared.get(key)
+        if hit is not None and hit[0] is dc and hit[1] is device:
+            return hit[2]
+        ok = (
+            dc is None or self._selectors_match(ci, device, driver, dc, dc.spec.selectors)
+        ) and self._selectors_match(ci, device, driver, None, req.selectors)
+        if len(shared) > 200_000:
+            shared.clear()
+        shared[key] = (dc, device, ok)
         return ok
 
     def _in_use(self, did: DeviceID) -> bool:
@@ -596,11 +616,17 @@ class _Run:
             if not done:
                 self._untake(ci, req, did, keep)
             return done
+        allocated, allocating, admin = self.a.allocated, self.allocating, req.admin_access
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue  # never allocated from, but other pools may do
             for did, device, s in pool.devices():
-                if not self._usable(ci, req, did):
+                # The "in use" check, inlined from _usable (hot loop).
+                if admin:
+                    holders = allocating.get(did)
+                    if holders and ci in holders:
+                        continue
+                elif did in allocated or allocating.get(did):
                     continue
                 if not self._selectable(ci, ri, si, req, device, did):
                     continue

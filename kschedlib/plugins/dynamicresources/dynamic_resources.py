@@ -176,7 +176,7 @@ class DynamicResources:
 
     __slots__ = (
         "_handle", "features", "cel", "_in_flight", "_slice_index", "_slice_gen",
-        "_alloc_counts", "_alloc_gen",
+        "_alloc_counts", "_alloc_gen", "_request_matches",
     )
 
     def __init__(self, handle: Any, features: Features | None = None) -> None:
@@ -191,6 +191,8 @@ class DynamicResources:
         # object store generation _alloc_gen; the plugin's own claim writes update it in place.
         self._alloc_counts: Counter[DeviceID] = Counter()
         self._alloc_gen: int | None = None
+        # Whether a device satisfies a class and request selectors, across cycles.
+        self._request_matches: dict[Any, Any] = {}
 
     @property
     def name(self) -> str:
@@ -310,7 +312,7 @@ class DynamicResources:
         if to_allocate:
             s.allocator = Allocator(
                 self.features, self._allocated_state(), self._device_class, self._slices(),
-                self.cel,
+                self.cel, self._request_matches,
             )
         s.claims = tuple(claims)
         return None, None
