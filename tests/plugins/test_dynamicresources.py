@@ -218,3 +218,30 @@ def test_pre_enqueue_gates_until_the_claim_exists_and_the_pod_names_it() -> None
         PodResourceClaimStatus(name="gpu", resource_claim_name="c1"),))))
     (r2,) = s.run()
     assert r2.outcome == Outcome.Scheduled and r2.pod.metadata.name == "t"
+
+
+def test_device_class_update_is_seen_by_the_next_cycle() -> None:
+    import attrs
+
+    from kschedlib.api.objects import decode_any
+    from kschedlib.api.resource_v1 import DeviceClass
+    from kschedlib.framework.handle import FakeClock
+    from kschedlib.results import Outcome
+    from kschedlib.scheduler import Scheduler
+
+    objs = [o for o in _gpu_cluster() if o.metadata.name not in ("c1", "c2", "p1", "p2")]
+    picky = decode_any({"kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {
+        "selectors": [{"cel": {"expression": 'device.driver == "other.example.com"'}}]}})
+    objs = [picky if isinstance(o, DeviceClass) else o for o in objs]
+    clock = FakeClock()
+    s = Scheduler(clock=clock, deterministic=True)
+    s.apply(objs)
+    (r,) = s.run()
+    assert r.outcome == Outcome.Unschedulable and "cannot allocate all claims" in r.message
+    fixed = attrs.evolve(picky, spec=attrs.evolve(picky.spec, selectors=(
+        attrs.evolve(picky.spec.selectors[0], cel=attrs.evolve(
+            picky.spec.selectors[0].cel, expression='device.driver == "gpu.example.com"')),)))
+    s.update_object(fixed)  # a DeviceClass update requeues the pod (after its backoff)
+    clock.advance(30)
+    (r2,) = s.run()
+    assert r2.outcome == Outcome.Scheduled
