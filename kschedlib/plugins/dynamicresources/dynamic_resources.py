@@ -341,6 +341,8 @@ class DynamicResources:
                 return _unresolvable(str(exc))
             except AllocationError as exc:
                 return Status.error(str(exc), NAME)
+            except Exception as exc:  # a bug must not lose the pod: an Error for this cycle
+                return Status.error(f"allocating devices: {type(exc).__name__}: {exc}", NAME)
             if allocations is None or len(allocations) != len(s.to_allocate):
                 return _unresolvable(MSG_CANNOT_ALLOCATE)
         if unavailable:
