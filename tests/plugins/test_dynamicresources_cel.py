@@ -86,7 +86,7 @@ def test_runtime_errors_use_cel_go_wording() -> None:
         _eval('device.attributes["other.example.com"].x')
     with pytest.raises(CELError, match="no such overload"):
         _eval('device.attributes["gpu.example.com"].model + 1 == 2')
-    with pytest.raises(CELError, match="could not be converted to bool"):
+    with pytest.raises(CELError, match="^CEL result of type string could not be converted to bool"):
         _eval('device.driver')
 
 

@@ -659,8 +659,26 @@ class CompiledExpression:
         if isinstance(result, CELEvalError):
             raise CELError(_runtime_message(result))
         if not isinstance(result, celtypes.BoolType):
-            raise CELError(f"CEL result of type {type(result).__name__} could not be converted to bool")
+            raise CELError(
+                f"CEL result of type {_cel_type_name(result)} could not be converted to bool"
+            )
         return bool(result)
+
+
+_CEL_TYPE_NAMES = {
+    celtypes.StringType: "string", celtypes.IntType: "int", celtypes.UintType: "uint",
+    celtypes.DoubleType: "double", celtypes.ListType: "list", celtypes.MapType: "map",
+    celtypes.BytesType: "bytes", SemverValue: "kubernetes.Semver",
+    QuantityValue: "kubernetes.Quantity", OptionalValue: "optional_type",
+}
+
+
+def _cel_type_name(value: Any) -> str:
+    for cls in type(value).__mro__:
+        name = _CEL_TYPE_NAMES.get(cls)
+        if name is not None:
+            return name
+    return "null_type" if value is None else type(value).__name__
 
 
 def compile_expression(expression: str) -> CompiledExpression:
