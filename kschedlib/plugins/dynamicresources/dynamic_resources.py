@@ -144,7 +144,8 @@ def _controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
 
 
 def is_reserved_for(pod: Pod, claim: ResourceClaim) -> bool:
-    return any(r.uid == pod.uid and r.resource == "pods" for r in claim.status.reserved_for)
+    """resourceclaim.IsReservedForPod: by UID only."""
+    return any(r.uid == pod.uid for r in claim.status.reserved_for)
 
 
 def pod_claims(pod: Pod, objects: Any) -> tuple[list[ResourceClaim], str]:
