@@ -128,8 +128,12 @@ def _device_rows(claims: Iterable[Any]) -> list[dict[str, Any]]:
         if not results:
             continue
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}".lstrip("/")
+        ns = meta.get("namespace", "")
         reserved = [
-            f"{r.get('name', '')}" for r in status.get("reservedFor") or [] if isinstance(r, Mapping)
+            f"{ns}/{r.get('name', '')}" if ns and r.get("resource", "pods") == "pods"
+            else str(r.get("name", ""))
+            for r in status.get("reservedFor") or []
+            if isinstance(r, Mapping)
         ]
         node = ""
         terms = ((alloc.get("nodeSelector") or {}).get("nodeSelectorTerms")) or []
@@ -257,10 +261,15 @@ def build_report_data(
         })
 
     claim_objs = claims
+    objects = getattr(sched, "objects", None)
     if claim_objs is None:
-        objects = getattr(sched, "objects", None)
         claim_objs = objects.list_objects("ResourceClaim") if objects is not None else []
     devices = _device_rows(claim_objs)
+    device_use: list[Any] = []
+    if objects is not None and devices:
+        from kschedlib.cli.dra_report import device_utilization
+
+        device_use = device_utilization(objects)
 
     summary = {
         "pods": len(keys),
@@ -294,6 +303,7 @@ def build_report_data(
         "explanations": explanations,
         "preemptions": preemption_rows,
         "devices": devices,
+        "deviceUtilization": device_use,
     }
 
 

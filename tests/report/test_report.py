@@ -90,7 +90,7 @@ def test_device_allocations_come_from_resource_claims() -> None:
     rep = Report.from_results(sim.scheduler, sim.last.values(), claims=[claim, unallocated])
     assert rep.data["devices"] == [{
         "claim": "ml/gpu-claim", "request": "gpu", "driver": "gpu.example.com",
-        "pool": "node-0000", "device": "gpu-0", "node": "node-0000", "reservedFor": ["trainer"],
+        "pool": "node-0000", "device": "gpu-0", "node": "node-0000", "reservedFor": ["ml/trainer"],
     }]
     assert Report.from_simulation(sim).data["devices"] == []
 
@@ -119,7 +119,14 @@ def test_simulate_html_flag(tmp_path: Path) -> None:
     cfg, objs = load_input(str(EXAMPLE))
     sim = simulate(cfg, objs)
     assert data["summary"] == Report.from_simulation(sim).summary
-    assert data["summary"]["scheduled"] == 9 and data["summary"]["preempted"] == 1
+    assert data["summary"]["scheduled"] == 10 and data["summary"]["preempted"] == 1
+    # The example's DRA pod got a GPU through its generated claim: the device section.
+    (dev,) = data["devices"]
+    assert (dev["claim"], dev["device"], dev["node"]) == ("ml/inference-gpu-q8w4z", "gpu-0", "gpu1")
+    assert dev["reservedFor"] == ["ml/inference"]
+    assert data["deviceUtilization"] == [
+        {"node": "gpu1", "devicesAllocated": 1, "devicesPublished": 2}
+    ]
     bad = tmp_path / "missing-dir" / "r.html"
     assert main([str(EXAMPLE), "--quiet", "--html", str(bad)], out, err) == 2
     assert "FileNotFoundError" in err.getvalue()

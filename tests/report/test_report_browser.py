@@ -138,3 +138,21 @@ def test_device_section_shows_when_claims_are_allocated(browser: Any, tmp_path: 
     assert page.is_visible("#devices")
     assert "dev-0" in page.inner_text("#devices-table")
     page.close()
+
+
+def test_example_report_shows_the_dra_allocation(browser: Any, tmp_path: Path) -> None:
+    from kschedlib.cli.simulate import load_input, simulate
+
+    config, objects = load_input(str(Path(__file__).resolve().parents[2] / "examples" / "cluster.json"))
+    rep = Report.from_simulation(simulate(config, objects), title="example")
+    path = tmp_path / "example.html"
+    rep.write_html(path)
+    page, errors, remote, _ = _open(browser, path)
+    assert errors == [] and remote == []
+    assert page.inner_text("#sum-scheduled") == str(rep.summary["scheduled"])
+    assert page.is_visible("#devices")
+    devices = page.inner_text("#devices-table")
+    assert "ml/inference-gpu-q8w4z" in devices and "gpu-0" in devices and "ml/inference" in devices
+    assert "50.0%" in page.inner_text("#device-use")  # 1 of gpu1's 2 published devices
+    _shot(page, tmp_path, "report-example.png")
+    page.close()

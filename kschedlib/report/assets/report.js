@@ -332,6 +332,17 @@
       [d.claim, d.request, d.driver, d.pool, d.device, d.node, d.reservedFor.join(", ")].forEach(function (v) { tr.appendChild(el("td", null, v)); });
       return tr;
     });
+    var use = D.deviceUtilization || [];
+    if (!use.length) { return; }
+    $("device-use-box").classList.remove("hidden");
+    pagedTable(use, $("device-use").querySelector("tbody"), "device-use-pager", function (u) {
+      var tr = el("tr");
+      tr.appendChild(el("td", null, u.node));
+      tr.appendChild(el("td", {"class": "num"}, fmtInt(u.devicesAllocated)));
+      tr.appendChild(el("td", {"class": "num"}, fmtInt(u.devicesPublished)));
+      tr.appendChild(el("td", {"class": "num"}, pct(u.devicesAllocated, u.devicesPublished)));
+      return tr;
+    });
   }
 
   function main() {
