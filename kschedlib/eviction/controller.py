@@ -18,7 +18,7 @@ from kschedlib.api.node import Node, Taint
 from kschedlib.api.pod import Pod, PodCondition
 from kschedlib.api.workloads import PodDisruptionBudget
 from kschedlib.errors import CacheError, EvictionError
-from kschedlib.eviction.config import EvictionConfig
+from kschedlib.eviction.config import SIGNAL_TO_RESOURCE, EvictionConfig, format_bytes
 from kschedlib.eviction.disruption import (
     EvictionResponse,
     deletion_grace_period,
@@ -64,7 +64,9 @@ class NodePressureReport:
         first = self.passes[0] if self.passes else None
         if first is not None:
             for sig, obs in sorted(first.observations.items()):
-                lines.append(f"signal {sig}: available {obs.available} of {obs.capacity}")
+                res = SIGNAL_TO_RESOURCE.get(sig, "")
+                lines.append(f"signal {sig}: available {format_bytes(obs.available, res)} "
+                             f"of {format_bytes(obs.capacity, res)}")
             for t in first.thresholds_met:
                 lines.append(f"threshold met: {t}")
             for t, left in first.awaiting_grace_period:

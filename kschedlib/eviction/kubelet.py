@@ -534,12 +534,18 @@ class EvictionDecision:
     rank: int
     ranking: tuple[RankedPod, ...]
     why_first: str
+    below_threshold: bool = True
 
     def explain(self) -> str:
         kind = "hard" if self.threshold.hard else "soft"
+        if self.below_threshold:
+            why = f"is below the {kind} threshold {self.threshold_quantity}"
+        else:
+            why = (f"has not yet regained the {kind} threshold {self.threshold_quantity} plus its "
+                   f"minimum reclaim {self.threshold.min_reclaim}")
         lines = [
-            f"evict {self.pod.key}: {self.signal} {self.available} is below the {kind} threshold "
-            f"{self.threshold_quantity} ({self.threshold.signal}<{self.threshold.value}); "
+            f"evict {self.pod.key}: {self.signal} {self.available} {why} "
+            f"({self.threshold.signal}<{self.threshold.value}); "
             f"grace period {self.grace_period_seconds}s",
             f"ranked #{self.rank + 1} for {self.resource}: {self.ranking[self.rank].describe(self.resource)}",
         ]
@@ -711,6 +717,8 @@ class NodeEvictionManager:
         index = PodStatsIndex(after.pods)
         ranking = tuple(rank.rank(active_pods, index))
         quantity, available = self._threshold_met_info(resource, ordered, observations)
+        obs = observations[to_reclaim.signal]
+        below = to_reclaim.value.resolve(obs.capacity) > obs.available
         for i, entry in enumerate(ranking):
             if entry.critical:
                 events.append(f"cannot evict a critical pod {entry.pod.key}")
@@ -728,7 +736,7 @@ class NodeEvictionManager:
             why = why_first(entry, nxt, rank) if nxt is not None else ""
             decision = EvictionDecision(
                 pod, evicted_pod(pod, msg), to_reclaim.signal, to_reclaim, resource,
-                quantity or "", available or "", grace, msg, i, ranking, why,
+                quantity or "", available or "", grace, msg, i, ranking, why, below,
             )
             events.append(f"Evicted {pod.key}: {msg}")
             return result(to_reclaim, resource, reclaim, ranking, decision,
