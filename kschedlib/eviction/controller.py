@@ -141,6 +141,11 @@ class Evictions:
         return sorted((pi.pod for pi in info.pods), key=lambda p: p.key)
 
     def _find(self, pod: Pod | str) -> Pod | None:
+        if isinstance(pod, Pod):
+            try:
+                return self.scheduler.cache.get_pod(pod)
+            except (KeyError, CacheError):
+                pass
         key = pod if isinstance(pod, str) else pod.key
         uid = None if isinstance(pod, str) else pod.uid
         for p in self.scheduler.bound_pods() + self.scheduler.pending_pods():
@@ -179,6 +184,10 @@ class Evictions:
             self.scheduler.delete_pod(pod)
             return
         now = self._now()
+        pending = self._terminating.get(pod.uid)
+        if pending is not None:  # a second delete can only shorten the grace period
+            pending.deadline = min(pending.deadline, now + grace)
+            return
         stamp = _dt.datetime.fromtimestamp(now, tz=_dt.timezone.utc)
         conds = tuple(c for c in pod.status.conditions if c.type != "DisruptionTarget")
         conds += (PodCondition(type="DisruptionTarget", status="True", reason=reason, message=message),)

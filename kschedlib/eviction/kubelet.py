@@ -726,10 +726,9 @@ class NodeEvictionManager:
             pod = entry.pod
             grace = IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS
             if not to_reclaim.hard:
-                grace = cfg.eviction_max_pod_grace_period
+                # the API server defaults terminationGracePeriodSeconds to 30
                 tgps = pod.spec.termination_grace_period_seconds
-                if tgps is not None:
-                    grace = min(grace, tgps)
+                grace = min(cfg.eviction_max_pod_grace_period, 30 if tgps is None else tgps)
             stats = index.get(pod)
             msg = eviction_message(resource, pod, stats, quantity, available)
             nxt = next((r for r in ranking[i + 1:] if not r.critical), None)

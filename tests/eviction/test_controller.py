@@ -204,3 +204,15 @@ def test_oom_score_adj_of_a_bound_pod() -> None:
     sched = scheduler(node(memory="10Gi"))
     sched.add_pod(pod("p", mem="1Gi"))
     assert sched.eviction.oom_score_adj("default/p") == {"c": 900}
+
+
+def test_a_second_eviction_only_shortens_the_grace_period() -> None:
+    sched = scheduler()
+    sched.add_pod(pod("p", tgps=60))
+    assert sched.eviction.evict("default/p").grace_period_seconds == 60
+    sched.clock.advance(10)
+    assert sched.eviction.evict("default/p", grace_period_seconds=5).code == 200
+    assert [d for _, d in sched.eviction.terminating_pods()] == [1015.0]
+    sched.clock.advance(5)
+    sched.eviction.tick()
+    assert sched.bound_pods() == []

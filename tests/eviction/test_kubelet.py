@@ -244,3 +244,20 @@ def test_malformed_statistics_are_typed_errors(bad: dict[str, Any]) -> None:
 
     with pytest.raises(EvictionError):
         Summary.from_dict(bad)
+
+
+def test_soft_eviction_grace_defaults_the_pods_period_to_30_seconds() -> None:
+    mgr = _mgr(evictionSoft={"memory.available": "1Gi"},
+               evictionSoftGracePeriod={"memory.available": "0s"},
+               evictionMaxPodGracePeriod=120)
+    p = pod("p")
+    s = _memory_pressure([p], 800 * Mi, {"p": 1 * Gi})
+    # a zero soft grace period is a hard threshold for the kubelet (GracePeriod == 0)
+    r = mgr.synchronize(s, [p], 0.0)
+    assert r.eviction is not None and r.eviction.grace_period_seconds == 1
+    mgr = _mgr(evictionSoft={"memory.available": "1Gi"},
+               evictionSoftGracePeriod={"memory.available": "10s"},
+               evictionMaxPodGracePeriod=120)
+    mgr.synchronize(s, [p], 0.0)
+    r = mgr.synchronize(s, [p], 10.0)
+    assert r.eviction is not None and r.eviction.grace_period_seconds == 30
