@@ -138,7 +138,10 @@ class Evictions:
             info = self.scheduler.cache.get_node(name)
         except (KeyError, CacheError):
             raise EvictionError(f'node "{name}" is not in the scheduler cache') from None
-        return sorted((pi.pod for pi in info.pods), key=lambda p: p.key)
+        cache = self.scheduler.cache
+        # assumed pods are the scheduler's own bookkeeping: no kubelet or API client sees them
+        return sorted((pi.pod for pi in info.pods if not cache.is_assumed_pod(pi.pod)),
+                      key=lambda p: p.key)
 
     def _find(self, pod: Pod | str) -> Pod | None:
         if isinstance(pod, Pod):
@@ -339,7 +342,10 @@ class Evictions:
             if info.node is None:
                 continue
             nodes[name] = info.node
-            pods_by_node[name] = [pi.pod for pi in info.pods if pi.pod.uid not in self._terminating]
+            pods_by_node[name] = [
+                pi.pod for pi in info.pods
+                if pi.pod.uid not in self._terminating and not self.scheduler.cache.is_assumed_pod(pi.pod)
+            ]
         self.taint_controller.sync(nodes, pods_by_node, now)
 
     def tick(self) -> list[TaintEviction]:
