@@ -5,8 +5,6 @@ Run: python examples/eviction_walkthrough.py
 
 from __future__ import annotations
 
-import attrs
-
 from kschedlib import FakeClock, Node, Pod, Scheduler
 from kschedlib.api import PodDisruptionBudget
 
@@ -68,11 +66,12 @@ def main() -> None:
     print(report.explain())
     print("still on n1:", sorted(p.metadata.name for p in sched.bound_pods() if p.spec.node_name == "n1"))
 
-    # The kubelet ignores PDBs; the disruption controller then counts web-0 as gone. kschedlib
-    # does not run that controller: the host updates the PDB's status as it would.
-    pdb = sched.objects.get_object("PodDisruptionBudget", "shop/web")
-    sched.update_object(attrs.evolve(pdb, status=attrs.evolve(
-        pdb.status, current_healthy=2, disruptions_allowed=0)))
+    # The kubelet ignores PDBs. The disruption controller then recounts the budget: web's
+    # ReplicaSet wants 3 replicas and only 2 are left, so no more disruptions are allowed.
+    for pdb in sched.eviction.sync_pdbs(scale_of=lambda p: ("web-rs", 3)):
+        s = pdb.status
+        print(f"\nPDB {pdb.metadata.name}: {s.current_healthy} healthy of {s.expected_pods} expected, "
+              f"{s.desired_healthy} desired, {s.disruptions_allowed} disruptions allowed")
 
     print("\n== kubectl drain n1 ==")
     result = sched.eviction.drain("n1")

@@ -19,7 +19,7 @@ from kschedlib.eviction.config import (
     parse_threshold_statement,
 )
 from kschedlib.eviction.controller import Evictions, NodePressureReport
-from kschedlib.eviction.disruption import EvictionResponse, evaluate_eviction
+from kschedlib.eviction.disruption import EvictionResponse, evaluate_eviction, pdb_status
 from kschedlib.eviction.drain import DrainOptions, DrainResult, StuckPod
 from kschedlib.eviction.kubelet import (
     EvictionDecision,
@@ -73,6 +73,7 @@ __all__ = [
     "get_pod_qos",
     "make_signal_observations",
     "parse_threshold_statement",
+    "pdb_status",
     "pod_oom_score_adjust",
     "with_default_tolerations",
     "with_lifecycle_taints",

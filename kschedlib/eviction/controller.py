@@ -9,7 +9,7 @@ pending pods exactly as kube-scheduler would on those events.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -23,6 +23,7 @@ from kschedlib.eviction.disruption import (
     EvictionResponse,
     deletion_grace_period,
     evaluate_eviction,
+    pdb_status,
 )
 from kschedlib.eviction.drain import (
     STATUS_SKIP,
@@ -322,6 +323,23 @@ class Evictions:
             else:
                 stuck.append(StuckPod(p, r, f'error when evicting pods/"{name}" -n "{ns}": {r.message}'))
         return DrainResult(node_name, True, tuple(evicted), tuple(skipped), warnings, (), tuple(stuck))
+
+    def sync_pdbs(
+        self, scale_of: Callable[[Pod], tuple[str, int] | None] | None = None
+    ) -> list[PodDisruptionBudget]:
+        """Recompute every PDB's status as the disruption controller would from the pods the
+        scheduler knows (``scale_of`` as for :func:`pdb_status`); returns the PDBs changed."""
+        pods = self.scheduler.bound_pods() + self.scheduler.pending_pods()
+        now = self._now()
+        changed = []
+        for obj in list(self.scheduler.objects.list_objects("PodDisruptionBudget")):
+            if not isinstance(obj, PodDisruptionBudget):
+                continue
+            new = pdb_status(obj, pods, now, scale_of)
+            if new != obj:
+                self.scheduler.update_object(new)
+                changed.append(new)
+        return changed
 
     # ------------------------------------------------------------------ taints and time
 

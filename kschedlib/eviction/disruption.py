@@ -9,7 +9,8 @@ refuses). It returns the decision and the PDB's new status; the caller applies t
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 
@@ -183,3 +184,128 @@ def evaluate_eviction(
     return EvictionResponse(
         key, 200, "", "", pdb=name, deleted=not dry_run, grace_period_seconds=grace,
         explanation=f"{name} allowed the disruption ({left} left)"), (None if dry_run else updated)
+
+
+# ---------------------------------------------------------------------- the disruption controller
+
+DELETION_TIMEOUT_SECONDS = 120.0
+
+
+def _parse_time(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, _dt.datetime):
+        return value.timestamp()
+    if isinstance(value, str):
+        try:
+            return _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _scaled(value: int | str, total: int) -> int:
+    """intstr.GetScaledValueFromIntOrPercent with rounding up; ValueError when invalid."""
+    if isinstance(value, int):
+        return value
+    if not value.endswith("%"):
+        raise ValueError(f"invalid value for IntOrString: invalid type: string is not a percentage: {value}")
+    pct = int(value[:-1])
+    return -(-(pct * total) // 100)
+
+
+def pdb_pods(pdb: PodDisruptionBudget, pods: Iterable[Pod]) -> list[Pod]:
+    """getPodsForPdb: the namespace's pods its selector matches (an empty selector matches
+    all of them, a missing one none)."""
+    sel = pdb.spec.selector
+    if sel is None:
+        return []
+    try:
+        matcher = sel.as_selector()
+    except Exception:
+        return []
+    return [p for p in pods if p.metadata.namespace == pdb.metadata.namespace
+            and matcher.matches(p.metadata.labels)]
+
+
+def pdb_status(
+    pdb: PodDisruptionBudget,
+    pods: Iterable[Pod],
+    now: float,
+    scale_of: Callable[[Pod], tuple[str, int] | None] | None = None,
+) -> PodDisruptionBudget:
+    """The disruption controller's sync of one PDB: expected pods, desired and current
+    healthy, disruptions allowed, the disrupted-pods map pruned of expired entries.
+
+    ``scale_of(pod)`` gives the (controller UID, replicas) of a pod's controller for
+    percentages and maxUnavailable; without it a controller's scale is its number of pods.
+    """
+    matched = pdb_pods(pdb, pods)
+    spec = pdb.spec
+    try:
+        expected, desired = _expected_and_desired(spec.max_unavailable, spec.min_available,
+                                                  matched, scale_of)
+    except ValueError:
+        # failSafe: an unusable budget allows no disruption
+        return attrs.evolve(pdb, status=attrs.evolve(pdb.status, disruptions_allowed=0))
+    disrupted: dict[str, Any] = {}
+    for p in matched:
+        if p.metadata.deletion_timestamp is not None:
+            continue
+        stamp = pdb.status.disrupted_pods.get(p.metadata.name)
+        at = _parse_time(stamp)
+        if stamp is None or at is None:
+            continue
+        if at + DELETION_TIMEOUT_SECONDS >= now:
+            disrupted[p.metadata.name] = stamp
+    healthy = 0
+    for p in matched:
+        if p.metadata.deletion_timestamp is not None:
+            continue
+        at = _parse_time(disrupted.get(p.metadata.name))
+        if at is not None and at + DELETION_TIMEOUT_SECONDS > now:
+            continue
+        if is_pod_ready(p):
+            healthy += 1
+    allowed = healthy - desired
+    if expected <= 0 or allowed <= 0:
+        allowed = 0
+    status = attrs.evolve(
+        pdb.status, observed_generation=pdb.metadata.generation, disruptions_allowed=allowed,
+        current_healthy=healthy, desired_healthy=desired, expected_pods=expected,
+        disrupted_pods=disrupted,
+    )
+    return attrs.evolve(pdb, status=status)
+
+
+def _expected_and_desired(
+    max_unavailable: int | str | None,
+    min_available: int | str | None,
+    pods: list[Pod],
+    scale_of: Callable[[Pod], tuple[str, int] | None] | None,
+) -> tuple[int, int]:
+    def expected_scale() -> int:
+        scales: dict[str, int] = {}
+        counts: dict[str, int] = {}
+        for p in pods:
+            ref = next((r for r in p.metadata.owner_references if r.controller), None)
+            if ref is None:
+                continue  # unmanaged pods are left out
+            given = scale_of(p) if scale_of is not None else None
+            if given is not None:
+                scales[given[0]] = given[1]
+                continue
+            uid = ref.uid or f"{ref.kind}/{ref.name}"
+            counts[uid] = counts.get(uid, 0) + 1
+        return sum(scales.values()) + sum(counts.values())
+
+    if max_unavailable is not None:
+        expected = expected_scale()
+        desired = max(0, expected - _scaled(max_unavailable, expected))
+        return expected, desired
+    if min_available is not None:
+        if isinstance(min_available, int):
+            return len(pods), min_available
+        expected = expected_scale()
+        return expected, _scaled(min_available, expected)
+    return 0, 0

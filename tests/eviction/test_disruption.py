@@ -122,3 +122,50 @@ def test_pending_terminal_and_terminating_pods_ignore_pdbs() -> None:
         p.metadata, deletion_timestamp=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)))
     r, _ = evaluate_eviction(terminating, budget, NOW)
     assert r.code == 200
+
+
+def _owned(name: str, owner: str, ready: bool = True, **kw: Any) -> Any:
+    import attrs
+
+    p = pod(name, labels=WEB, ready=ready, **kw)
+    refs = (attrs.evolve(p.metadata.owner_references[0], name=owner, uid=f"uid-{owner}"),)
+    return attrs.evolve(p, metadata=attrs.evolve(p.metadata, owner_references=refs))
+
+
+def test_disruption_controller_status_with_an_integer_min_available() -> None:
+    from kschedlib.eviction import pdb_status
+
+    pods = [_owned("a", "rs"), _owned("b", "rs"), _owned("c", "rs", ready=False)]
+    budget = pdb(allowed=0, current=0, desired=2, generation=4, observed=1)  # minAvailable: 2
+    new = pdb_status(budget, pods, NOW)
+    st = new.status
+    assert (st.expected_pods, st.desired_healthy, st.current_healthy, st.disruptions_allowed) == (3, 2, 2, 0)
+    assert st.observed_generation == 4
+    more = pdb_status(budget, [*pods, _owned("d", "rs")], NOW).status
+    assert (more.current_healthy, more.disruptions_allowed) == (3, 1)
+
+
+def test_disruption_controller_percentages_use_the_controllers_scale() -> None:
+    from kschedlib.api.workloads import PodDisruptionBudget
+    from kschedlib.eviction import pdb_status
+
+    budget = PodDisruptionBudget.from_dict({
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": WEB}, "maxUnavailable": "25%"}})
+    pods = [_owned(f"p{i}", "rs") for i in range(3)]
+    st = pdb_status(budget, pods, NOW).status            # scale = 3 pods: ceil(0.75) = 1
+    assert (st.expected_pods, st.desired_healthy, st.disruptions_allowed) == (3, 2, 1)
+    st = pdb_status(budget, pods, NOW, lambda p: ("uid-rs", 8)).status   # scale 8: 2 may go
+    assert (st.expected_pods, st.desired_healthy, st.disruptions_allowed) == (8, 6, 0)
+
+
+def test_recently_disrupted_pods_do_not_count_as_healthy_until_the_deletion_timeout() -> None:
+    from kschedlib.eviction import pdb_status
+
+    pods = [_owned("a", "rs"), _owned("b", "rs"), _owned("c", "rs")]
+    r, taken = evaluate_eviction(pods[0], [pdb(allowed=1, current=3, desired=2)], NOW)
+    assert r.code == 200 and taken is not None
+    st = pdb_status(taken, pods, NOW + 60).status   # "a" was not deleted (yet)
+    assert (st.current_healthy, st.disruptions_allowed, list(st.disrupted_pods)) == (2, 0, ["a"])
+    st = pdb_status(taken, pods, NOW + 121).status  # past DeletionTimeout: counted again
+    assert (st.current_healthy, st.disruptions_allowed, st.disrupted_pods) == (3, 1, {})
