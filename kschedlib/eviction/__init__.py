@@ -23,6 +23,7 @@ from kschedlib.eviction.disruption import EvictionResponse, evaluate_eviction, p
 from kschedlib.eviction.drain import DrainOptions, DrainResult, StuckPod
 from kschedlib.eviction.kubelet import (
     EvictionDecision,
+    LocalStorageEviction,
     NodeEvictionManager,
     NodeReclaim,
     Observation,
@@ -55,6 +56,7 @@ __all__ = [
     "EvictionDecision",
     "EvictionResponse",
     "Evictions",
+    "LocalStorageEviction",
     "NodeEvictionManager",
     "NodePressureReport",
     "NodeReclaim",

@@ -405,6 +405,7 @@ class EvictionConfig:
     merge_default_eviction_settings: bool
     enforce_node_allocatable: tuple[str, ...]
     thresholds: tuple[Threshold, ...]
+    local_storage_capacity_isolation: bool = True
 
     @classmethod
     def build(
@@ -418,6 +419,7 @@ class EvictionConfig:
         eviction_pressure_transition_period: float | str = 0.0,
         merge_default_eviction_settings: bool = False,
         enforce_node_allocatable: tuple[str, ...] | None = None,
+        local_storage_capacity_isolation: bool = True,
     ) -> EvictionConfig:
         """Default as the kubelet does (evictionHard only when unset, or merged when asked;
         a zero transition period becomes 5m) and parse the thresholds."""
@@ -454,7 +456,7 @@ class EvictionConfig:
         thresholds = parse_threshold_config(hard, soft, grace, reclaim, enforce)
         return cls(
             hard, soft, grace, reclaim, eviction_max_pod_grace_period, period,
-            merge_default_eviction_settings, enforce, thresholds,
+            merge_default_eviction_settings, enforce, thresholds, local_storage_capacity_isolation,
         )
 
     @classmethod
@@ -495,7 +497,11 @@ class EvictionConfig:
             not isinstance(enforce, list) or not all(isinstance(e, str) for e in enforce)
         ):
             raise EvictionConfigError("enforceNodeAllocatable: expected a list of strings")
+        lsci = doc.get("localStorageCapacityIsolation", True)
+        if not isinstance(lsci, bool):
+            raise EvictionConfigError("localStorageCapacityIsolation: expected a boolean")
         return cls.build(
+            local_storage_capacity_isolation=lsci,
             eviction_hard=_string_map(doc, "evictionHard"),
             eviction_soft=_string_map(doc, "evictionSoft"),
             eviction_soft_grace_period=_string_map(doc, "evictionSoftGracePeriod"),

@@ -34,7 +34,12 @@ from kschedlib.eviction.drain import (
     filter_errors,
     pod_delete_status,
 )
-from kschedlib.eviction.kubelet import EvictionDecision, NodeEvictionManager, SyncResult
+from kschedlib.eviction.kubelet import (
+    EvictionDecision,
+    LocalStorageEviction,
+    NodeEvictionManager,
+    SyncResult,
+)
 from kschedlib.eviction.qos import pod_oom_score_adjust
 from kschedlib.eviction.stats import Summary
 from kschedlib.eviction.taints import (
@@ -59,6 +64,7 @@ class NodePressureReport:
     evictions: tuple[EvictionDecision, ...]
     node_conditions: tuple[str, ...]
     taints: tuple[Taint, ...]
+    local_storage_evictions: tuple[LocalStorageEviction, ...] = ()
 
     def explain(self) -> str:
         lines = []
@@ -80,6 +86,9 @@ class NodePressureReport:
                     f"{r.freed_bytes} bytes, {r.freed_inodes} inodes; "
                     + ("pressure relieved without evicting pods" if r.resolved else "not enough")
                 )
+        for le in self.local_storage_evictions:
+            lines.append(f"evict {le.pod.key} (local storage limit, grace period "
+                         f"{le.grace_period_seconds}s): {le.message.strip()}")
         for d in self.evictions:
             lines.append(d.explain())
         lines.append(f"node conditions: {', '.join(self.node_conditions) or 'none'}")
@@ -227,10 +236,17 @@ class Evictions:
         now = self._now()
         passes = mgr.reclaim(stats, pods, now) if until_reclaimed else [mgr.synchronize(stats, pods, now)]
         decisions = []
+        local: list[LocalStorageEviction] = []
         for p in passes:
             for e in p.events:
                 if e.startswith("EvictionThresholdMet"):
                     self._event("Warning", "EvictionThresholdMet", f"node/{node_name}", e.split(": ", 1)[1])
+            for le in p.local_storage_evictions:
+                local.append(le)
+                self.scheduler.update_pod(le.evicted_pod)
+                self.evicted.append(le.evicted_pod)
+                self._terminating.pop(le.pod.uid, None)
+                self._event("Warning", "Evicted", le.pod.key, le.message)
             d = p.eviction
             if d is None:
                 continue
@@ -244,7 +260,7 @@ class Evictions:
         if new != node:
             self.scheduler.update_node(new)
         return NodePressureReport(node_name, now, tuple(passes), tuple(decisions), conditions,
-                                  new.spec.taints)
+                                  new.spec.taints, tuple(local))
 
     def oom_score_adj(self, pod: Pod | str) -> dict[str, int]:
         """The oom_score_adj the kubelet gives each container of a bound pod."""

@@ -17,7 +17,9 @@ from typing import Any
 import attrs
 
 from kschedlib.api.pod import Pod, PodCondition, is_terminal, pod_priority
+from kschedlib.api.quantity import parse_quantity
 from kschedlib.api.resource import pod_requests
+from kschedlib.errors import QuantityError
 from kschedlib.eviction.config import (
     LAYOUT_IMAGEFS,
     LAYOUT_SINGLE,
@@ -572,6 +574,7 @@ class SyncResult:
     eviction: EvictionDecision | None
     summary_after: Summary
     events: tuple[str, ...]
+    local_storage_evictions: tuple[LocalStorageEviction, ...] = ()
 
 
 def eviction_message(
@@ -622,6 +625,88 @@ def evicted_pod(pod: Pod, message: str) -> Pod:
     status = attrs.evolve(pod.status, phase="Failed", reason=EVICTED_REASON, message=message,
                           conditions=conds)
     return attrs.evolve(pod, status=status)
+
+
+# ---------------------------------------------------------------------- local storage limits
+
+
+def _pod_ephemeral_limit(pod: Pod) -> int | None:
+    """resourcehelper.PodLimits for ephemeral-storage: app containers and sidecars summed,
+    maxed with each init container, plus overhead; None when no container sets it."""
+    key = RESOURCE_EPHEMERAL_STORAGE
+    found = False
+    total = 0
+    sidecars = 0
+    peak = 0
+    for c in pod.spec.containers:
+        q = c.resources.limits.get(key)
+        if q is not None:
+            found = True
+            total += q.value()
+    for c in pod.spec.init_containers:
+        q = c.resources.limits.get(key)
+        v = 0 if q is None else q.value()
+        found = found or q is not None
+        if c.restart_policy == "Always":
+            total += v
+            sidecars += v
+            peak = max(peak, sidecars)
+        else:
+            peak = max(peak, v + sidecars)
+    if not found:
+        return None
+    total = max(total, peak)
+    if key in pod.spec.overhead:
+        total += pod.spec.overhead[key].value()
+    return total
+
+
+def local_storage_violation(pod: Pod, stats: PodStats, dedicated_image_fs: bool) -> str | None:
+    """localStorageEviction's checks in order (emptyDir sizeLimit, the pod's ephemeral-storage
+    limit, a container's limit); the eviction message, or None."""
+    used = {v.name: v.fs.used_bytes for v in stats.volumes}
+    for v in pod.spec.volumes:
+        if v.empty_dir is None or v.empty_dir.get("sizeLimit") is None:
+            continue
+        try:
+            size = parse_quantity(str(v.empty_dir["sizeLimit"]))
+        except QuantityError:
+            continue
+        u = used.get(v.name)
+        if u is not None and size.sign() > 0 and u > size.as_fraction():
+            return f'Usage of EmptyDir volume "{v.name}" exceeds the limit "{size}". '
+    limit = _pod_ephemeral_limit(pod)
+    if limit is not None:
+        es = stats.ephemeral_storage
+        usage = es.used_bytes if es is not None and es.used_bytes is not None else 0
+        if usage > limit:
+            return ("Pod ephemeral local storage usage exceeds the total limit of containers "
+                    f"{format_bytes(limit)}. ")
+    limits = {}
+    for c in pod.spec.containers:
+        q = c.resources.limits.get(RESOURCE_EPHEMERAL_STORAGE)
+        if q is not None and q.value() != 0:
+            limits[c.name] = q
+    for cs in stats.containers:
+        q = limits.get(cs.name)
+        if q is None:
+            continue
+        u = (cs.logs.used_bytes or 0) if cs.logs is not None else 0
+        if not dedicated_image_fs and cs.rootfs is not None:
+            u += cs.rootfs.used_bytes or 0
+        if q.as_fraction() < u:
+            return f'Container {cs.name} exceeded its local ephemeral storage limit "{q}". '
+    return None
+
+
+@attrs.define(slots=True, frozen=True)
+class LocalStorageEviction:
+    """A pod evicted for exceeding a local storage limit (1 s grace period)."""
+
+    pod: Pod
+    evicted_pod: Pod
+    message: str
+    grace_period_seconds: int = IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS
 
 
 # ---------------------------------------------------------------------- the manager
@@ -682,6 +767,26 @@ class NodeEvictionManager:
             if last is None or obs.time is None or last.time is None or obs.time > last.time:
                 updated.append(t)
         self.last_observations = observations
+        active_pods = [p for p in pods if not is_terminal(p)]
+        if cfg.local_storage_capacity_isolation:
+            index0 = PodStatsIndex(summary.pods)
+            local = []
+            after_local = summary
+            for p in active_pods:
+                st = index0.get(p)
+                if st is None:
+                    continue
+                msg = local_storage_violation(p, st, layout == LAYOUT_IMAGEFS)
+                if msg is None or is_critical_pod(p):
+                    continue
+                local.append(LocalStorageEviction(p, evicted_pod(p, msg), msg))
+                events.append(f"Evicted {p.key}: {msg}")
+                after_local = summary_without_pod(after_local, p, st)
+            if local:
+                return SyncResult(
+                    self.node_name, now, observations, tuple(met), waiting, tuple(updated),
+                    node_conds, None, None, None, (), None, after_local, tuple(events), tuple(local),
+                )
 
         def result(
             to_reclaim: Threshold | None = None, resource: str | None = None,
@@ -711,7 +816,6 @@ class NodeEvictionManager:
             if resolved:
                 return result(to_reclaim, resource, reclaim, after=after)
         rank = build_signal_to_rank_func(layout)[to_reclaim.signal]
-        active_pods = [p for p in pods if not is_terminal(p)]
         if not active_pods:
             return result(to_reclaim, resource, reclaim, after=after)
         index = PodStatsIndex(after.pods)
@@ -772,10 +876,12 @@ class NodeEvictionManager:
             r = self.synchronize(summary, remaining, now)
             results.append(r)
             summary = r.summary_after
-            if r.eviction is None:
+            gone = {e.pod.uid for e in r.local_storage_evictions}
+            if r.eviction is not None:
+                gone.add(r.eviction.pod.uid)
+            if not gone:
                 break
-            uid = r.eviction.pod.uid
-            remaining = [p for p in remaining if p.uid != uid]
+            remaining = [p for p in remaining if p.uid not in gone]
         return results
 
 

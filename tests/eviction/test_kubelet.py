@@ -261,3 +261,40 @@ def test_soft_eviction_grace_defaults_the_pods_period_to_30_seconds() -> None:
     mgr.synchronize(s, [p], 0.0)
     r = mgr.synchronize(s, [p], 10.0)
     assert r.eviction is not None and r.eviction.grace_period_seconds == 30
+
+
+def test_local_storage_limits_evict_before_thresholds() -> None:
+    capped = pod("capped", volumes=[{"name": "scratch", "emptyDir": {"sizeLimit": "1Gi"}}])
+    limited = Pod.from_dict({**pod("limited").to_dict(), "spec": {
+        "nodeName": "n1",
+        "containers": [{"name": "c", "resources": {"limits": {"ephemeral-storage": "500Mi"}}}]}})
+    fine = pod("fine")
+    pods = [capped, limited, fine]
+    stats = [pod_stats(capped, volumes={"scratch": 2 * Gi}), pod_stats(limited, rootfs=400 * Mi, logs=200 * Mi),
+             pod_stats(fine, rootfs=5 * Gi)]
+    s = Summary.from_dict(summary(pods=stats))
+    r = _mgr().synchronize(s, pods, 0.0)
+    got = {e.pod.metadata.name: e.message for e in r.local_storage_evictions}
+    assert got == {
+        "capped": 'Usage of EmptyDir volume "scratch" exceeds the limit "1Gi". ',
+        "limited": "Container c exceeded its local ephemeral storage limit \"500Mi\". ",
+    }
+    assert r.eviction is None
+    # on a dedicated image filesystem the writable layer does not count against the limit
+    s2 = Summary.from_dict(summary(pods=stats[1:2], layout="imagefs"))
+    assert _mgr().synchronize(s2, [limited], 0.0).local_storage_evictions == ()
+    off = NodeEvictionManager("n1", EvictionConfig.from_kubelet_configuration(
+        {"localStorageCapacityIsolation": False}))
+    assert off.synchronize(s, pods, 0.0).local_storage_evictions == ()
+
+
+def test_pod_ephemeral_storage_limit_uses_the_pods_total_usage() -> None:
+    p = Pod.from_dict({**pod("p").to_dict(), "spec": {"nodeName": "n1", "containers": [
+        {"name": "a", "resources": {"limits": {"ephemeral-storage": "1Gi"}}},
+        {"name": "b", "resources": {"limits": {"ephemeral-storage": "1Gi"}}}]}})
+    st = pod_stats(p)
+    st["containers"] = []
+    st["ephemeral-storage"] = {"usedBytes": 3 * Gi}
+    r = _mgr().synchronize(Summary.from_dict(summary(pods=[st])), [p], 0.0)
+    assert [e.message for e in r.local_storage_evictions] == [
+        "Pod ephemeral local storage usage exceeds the total limit of containers 2Gi. "]
