@@ -369,18 +369,31 @@ class Evictions:
         return new
 
     def _sync_taints(self, now: float) -> None:
+        """Hand the taint-eviction controller the pods of nodes with NoExecute taints (read
+        from the scheduler's snapshot, brought up to date, without copying)."""
+        sched = self.scheduler
+        cache = sched.cache
+        cache.update_snapshot(sched.snapshot)
         nodes: dict[str, Node] = {}
         pods_by_node: dict[str, list[Pod]] = {}
-        for name in self.scheduler.cache.node_names():
-            info = self.scheduler.cache.get_node(name)
-            if info.node is None:
+        for info in sched.snapshot.list():
+            n = info.node
+            if n is None or not any(t.effect == "NoExecute" for t in n.spec.taints):
                 continue
-            nodes[name] = info.node
-            pods_by_node[name] = [
+            nodes[n.metadata.name] = n
+            pods_by_node[n.metadata.name] = [
                 pi.pod for pi in info.pods
-                if pi.pod.uid not in self._terminating and not self.scheduler.cache.is_assumed_pod(pi.pod)
+                if pi.pod.uid not in self._terminating and not cache.is_assumed_pod(pi.pod)
             ]
-        self.taint_controller.sync(nodes, pods_by_node, now)
+
+        def exists(pod: Pod) -> bool:
+            try:
+                cache.get_pod(pod)
+            except (KeyError, CacheError):
+                return False
+            return True
+
+        self.taint_controller.sync(nodes, pods_by_node, now, exists)
 
     def tick(self) -> list[TaintEviction]:
         """Work due at the clock's time: graceful deletions that ended, and the

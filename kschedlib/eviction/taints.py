@@ -3,7 +3,7 @@ controller derives from node conditions (pkg/controller/nodelifecycle)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -230,8 +230,15 @@ class TaintEvictionController:
         self._work[uid] = _Work(pod, node.metadata.name, taints, start, start + wait,
                                 f"tolerationSeconds {int(wait)} for {names} ran out")
 
-    def sync(self, nodes: dict[str, Node], pods_by_node: dict[str, list[Pod]], now: float) -> None:
-        """Reconcile every assigned pod against its node's NoExecute taints."""
+    def sync(
+        self,
+        nodes: dict[str, Node],
+        pods_by_node: dict[str, list[Pod]],
+        now: float,
+        exists: Callable[[Pod], bool] | None = None,
+    ) -> None:
+        """Reconcile the pods of the given nodes against their NoExecute taints; scheduled
+        work for any other pod is cancelled (silently when ``exists`` says it is gone)."""
         seen: set[str] = set()
         for name, pods in pods_by_node.items():
             node = nodes.get(name)
@@ -241,7 +248,11 @@ class TaintEvictionController:
                 seen.add(p.uid)
                 self.process_pod(p, node, now)
         for uid in [u for u in self._work if u not in seen]:
-            self._work.pop(uid, None)
+            w = self._work[uid]
+            if exists is not None and exists(w.pod):
+                self._cancel(uid)
+            else:
+                self._work.pop(uid, None)
 
     def due(self, now: float) -> list[TaintEviction]:
         """Pop the deletions whose time has come, earliest first."""
