@@ -403,12 +403,12 @@ def why_first(first: RankedPod, second: RankedPod, rank: RankFunc) -> str:
         r = f(first, second)
         if r == 0:
             continue
-        if f in (cmp_exceeds_request,) or (not first.stats_found or not second.stats_found):
-            if first.stats_found != second.stats_found:
-                return f"it has no usage statistics and {other} has"
-            return f"its {rank.resource} usage exceeds its request and {other}'s does not"
         if f is cmp_priority:
             return f"its priority {first.priority} is lower than {other}'s {second.priority}"
+        if first.stats_found != second.stats_found:
+            return f"it has no usage statistics and {other} has"
+        if f is cmp_exceeds_request:
+            return f"its {rank.resource} usage exceeds its request and {other}'s does not"
         if f is cmp_processes:
             return f"it runs more processes ({first.usage}) than {other} ({second.usage})"
         return (

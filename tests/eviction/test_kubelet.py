@@ -298,3 +298,20 @@ def test_pod_ephemeral_storage_limit_uses_the_pods_total_usage() -> None:
     r = _mgr().synchronize(Summary.from_dict(summary(pods=[st])), [p], 0.0)
     assert [e.message for e in r.local_storage_evictions] == [
         "Pod ephemeral local storage usage exceeds the total limit of containers 2Gi. "]
+
+
+def test_why_first_names_the_deciding_comparison() -> None:
+    from kschedlib.eviction.kubelet import why_first
+
+    rank = build_signal_to_rank_func("single")["pid.available"]
+    low, high = pod("low", priority=0), pod("high", priority=5)
+    ranked = rank.rank([high, low], PodStatsIndex(()))
+    assert why_first(ranked[0], ranked[1], rank) == "its priority 0 is lower than default/high's 5"
+    mem = build_signal_to_rank_func("single")["memory.available"]
+    a, b = pod("a", mem="1Gi"), pod("b", mem="1Gi")
+    s = Summary.from_dict(summary(pods=[pod_stats(b, mem=2 * Gi)]))
+    r = mem.rank([b, a], PodStatsIndex(s.pods))
+    assert why_first(r[0], r[1], mem) == "it has no usage statistics and default/b has"
+    s = Summary.from_dict(summary(pods=[pod_stats(b, mem=2 * Gi), pod_stats(a, mem=512 * Mi)]))
+    r = mem.rank([a, b], PodStatsIndex(s.pods))
+    assert why_first(r[0], r[1], mem) == "its memory usage exceeds its request and default/a's does not"
