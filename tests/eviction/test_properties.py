@@ -74,3 +74,63 @@ def test_reclaim_evicts_in_rank_order_until_value_plus_minimum_reclaim(
             assert not thresholds_met(cfg.thresholds, final, False)
         else:  # evictions stopped once value + minimum reclaim was available
             assert not thresholds_met(cfg.thresholds, final, True)
+
+
+TOLERATION = st.one_of(st.none(), st.integers(min_value=-5, max_value=600))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(TOLERATION, min_size=0, max_size=3))
+def test_taint_eviction_fires_at_the_smallest_toleration_seconds(seconds: list[int | None]) -> None:
+    import attrs
+
+    from kschedlib.api.node import Taint
+    from tests.eviction.util import node, scheduler
+
+    sched = scheduler(node())
+    tolerations = [{"key": "k", "operator": "Exists", "effect": "NoExecute",
+                    **({"tolerationSeconds": s} if s is not None else {})} for s in seconds]
+    sched.add_pod(pod("p", tolerations=tolerations or None))
+    n = sched.cache.get_node("n1").node
+    assert n is not None
+    sched.update_node(attrs.evolve(n, spec=attrs.evolve(n.spec, taints=(Taint(key="k", effect="NoExecute"),))))
+    start = sched.clock.now()
+    fired_at = None
+    for step in range(0, 700, 1 if not seconds else 5):
+        sched.clock.set(start + step)
+        if sched.eviction.tick():
+            fired_at = step
+            break
+    if not seconds:
+        expected: int | None = 0                 # not tolerated: at once
+    elif all(s is None for s in seconds):
+        expected = None                          # the first matching toleration holds forever
+    else:
+        # the first toleration matching the taint decides (GetMatchingTolerations)
+        first = seconds[0]
+        expected = None if first is None else max(0, first)
+    if expected is None:
+        assert fired_at is None
+    else:
+        assert fired_at is not None and expected <= fired_at < expected + 5
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(min_value=0, max_value=4), st.integers(min_value=1, max_value=6))
+def test_a_budget_allows_exactly_its_disruptions(allowed: int, replicas: int) -> None:
+    from kschedlib.api.workloads import PodDisruptionBudget
+    from tests.eviction.util import node, scheduler
+
+    sched = scheduler(node())
+    for i in range(replicas):
+        sched.add_pod(pod(f"w{i}", labels={"app": "w"}))
+    sched.add_object(PodDisruptionBudget.from_dict({
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "w"}}},
+        "status": {"disruptionsAllowed": allowed, "currentHealthy": replicas, "desiredHealthy": 1},
+    }))
+    codes = [sched.eviction.evict(f"default/w{i}").code for i in range(replicas)]
+    assert codes.count(200) == min(allowed, replicas)
+    assert all(c == 429 for c in codes[min(allowed, replicas):])
+    left = sched.objects.get_object("PodDisruptionBudget", "default/w").status.disruptions_allowed
+    assert left == allowed - min(allowed, replicas) >= 0
