@@ -216,3 +216,16 @@ def test_a_second_eviction_only_shortens_the_grace_period() -> None:
     sched.clock.advance(5)
     sched.eviction.tick()
     assert sched.bound_pods() == []
+
+
+def test_evicting_a_pending_pod_deletes_it_at_once_and_leaves_the_queue() -> None:
+    sched = scheduler()
+    sched.add_object(PodDisruptionBudget.from_dict({
+        "metadata": {"name": "all", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "x"}}},
+        "status": {"disruptionsAllowed": 0}}))
+    sched.add_pod(pod("queued", node_name="", phase="Pending", ready=None, labels={"app": "x"}))
+    assert [p.metadata.name for p in sched.pending_pods()] == ["queued"]
+    r = sched.eviction.evict("default/queued")
+    assert (r.code, r.grace_period_seconds) == (200, 0)   # Pending: PDBs do not apply
+    assert sched.pending_pods() == [] and sched.run() == []
