@@ -161,7 +161,14 @@ class Evictions:
                 pass
         key = pod if isinstance(pod, str) else pod.key
         uid = None if isinstance(pod, str) else pod.uid
-        for p in self.scheduler.bound_pods() + self.scheduler.pending_pods():
+        sched = self.scheduler
+        sched.cache.update_snapshot(sched.snapshot)  # incremental; read without copies
+        for info in sched.snapshot.list():
+            for pi in info.pods:
+                p = pi.pod
+                if p.key == key or p.uid == key or (uid is not None and p.uid == uid):
+                    return p
+        for p in sched.pending_pods() + sched.bound_pods():
             if p.key == key or p.uid == key or (uid is not None and p.uid == uid):
                 return p
         return None
