@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -56,6 +56,9 @@ from kschedlib.results import (
     SchedulingResult,
 )
 from kschedlib.schedule_one import ScheduleResult, SchedulingAlgorithm, SchedulingError
+
+if TYPE_CHECKING:
+    from kschedlib.eviction.controller import Evictions
 
 UNSCHEDULABLE_LEFTOVER_FLUSH_PERIOD = 30.0
 
@@ -201,6 +204,17 @@ class Scheduler:
         self._waiting: dict[str, _PendingBinding] = {}
         self._victims: list[Pod] = []
         self._last_leftover_flush = self.clock.now()
+        self._eviction: Any = None
+
+    @property
+    def eviction(self) -> Evictions:
+        """Eviction against this scheduler's state (kubelet node-pressure eviction, the
+        Eviction API and drain, taint-based eviction); created on first use."""
+        if self._eviction is None:
+            from kschedlib.eviction.controller import Evictions
+
+            self._eviction = Evictions(self)
+        return self._eviction  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ lookups
 

@@ -35,6 +35,7 @@ class NodeCondition:
     type: str = ""
     status: str = ""
     reason: str = ""
+    message: str = ""
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)

@@ -228,6 +228,9 @@ class PodResourceClaimStatus:
 @attrs.define(slots=True, frozen=True, kw_only=True)
 class PodStatus:
     phase: str = ""
+    reason: str = ""
+    message: str = ""
+    qos_class: str = attrs.field(default="", metadata={"json": "qosClass"})
     nominated_node_name: str = ""
     start_time: _dt.datetime | None = None
     conditions: tuple[PodCondition, ...] = ()

@@ -6,6 +6,7 @@ from typing import Any
 
 import attrs
 
+from kschedlib.api.codec import one_of
 from kschedlib.api.meta import KubeObject, ObjectMeta
 from kschedlib.api.selectors import LabelSelector
 
@@ -15,10 +16,15 @@ class PodDisruptionBudgetSpec:
     selector: LabelSelector | None = None
     min_available: int | str | None = attrs.field(default=None, metadata={"intorstr": True})
     max_unavailable: int | str | None = attrs.field(default=None, metadata={"intorstr": True})
+    unhealthy_pod_eviction_policy: str | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(one_of("IfHealthyBudget", "AlwaysAllow")),
+    )
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
 class PodDisruptionBudgetStatus:
+    observed_generation: int = 0
     disruptions_allowed: int = 0
     current_healthy: int = 0
     desired_healthy: int = 0
