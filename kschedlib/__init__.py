@@ -6,11 +6,14 @@ The public API is what this module re-exports; everything else is internal.
 from __future__ import annotations
 
 from kschedlib.api import (
+    Cluster,
     Namespace,
     Node,
     Pod,
     Quantity,
     Resource,
+    expand_workloads,
+    load_cluster,
     load_objects,
     parse_quantity,
 )
@@ -80,6 +83,7 @@ __all__ = [
     "BindPlugin",
     "Binder",
     "CacheError",
+    "Cluster",
     "ClusterEvent",
     "ClusterEventWithHint",
     "Code",
@@ -137,6 +141,8 @@ __all__ = [
     "ScorePlugin",
     "Snapshot",
     "Status",
+    "expand_workloads",
+    "load_cluster",
     "load_config",
     "load_objects",
     "parse_quantity",

@@ -22,6 +22,7 @@ class OwnerReference:
 @attrs.define(slots=True, frozen=True, kw_only=True)
 class ObjectMeta:
     name: str = ""
+    generate_name: str = ""
     namespace: str = ""
     uid: str = ""
     resource_version: str = ""
@@ -48,8 +49,10 @@ class KubeObject:
 
     @classmethod
     def from_dict(cls: type[_T], data: Any) -> _T:
-        from kschedlib.api.codec import decode_object
+        from kschedlib.api.clients import as_api_dict
+        from kschedlib.api.codec import decode_object, object_label
 
+        data = as_api_dict(data, object_label(cls.label, data))
         return decode_object(cls, cls.label, data)
 
     def to_dict(self) -> dict[str, Any]:
