@@ -23,12 +23,15 @@ class Cluster:
     ``objects``: typed objects in input order, manifests expanded (admission defaults applied,
     controllers' pods and claims created); ``config``: the KubeSchedulerConfiguration found
     in the input, or None; ``ignored``: kind -> count of objects kschedlib does not use;
-    ``skipped_files``: files of a directory that are not JSON/YAML."""
+    ``skipped_files``: files of a directory that are not JSON/YAML; ``duplicates``: objects
+    defined more than once (``Pod default/web``), of which the last definition is kept, as
+    ``kubectl apply`` of the sources in order would keep it."""
 
     objects: list[Any]
     config: dict[str, Any] | None = None
     ignored: Counter[str] = attrs.field(factory=Counter)
     skipped_files: list[str] = attrs.field(factory=list)
+    duplicates: list[str] = attrs.field(factory=list)
 
     @property
     def nodes(self) -> list[Node]:
@@ -46,6 +49,22 @@ class Cluster:
     def ignored_summary(self) -> str:
         """``ignored: 3 ConfigMap, 1 Ingress`` ("" when nothing was ignored)."""
         return ignored_summary(self.ignored)
+
+    def notes(self) -> list[str]:
+        """What a command should tell the user about the input: ignored kinds, objects
+        defined twice, files not read."""
+        out = []
+        if self.ignored:
+            out.append(self.ignored_summary())
+        if self.duplicates:
+            shown = ", ".join(self.duplicates[:5]) + (", ..." if len(self.duplicates) > 5 else "")
+            out.append(
+                f"{len(self.duplicates)} object(s) defined more than once, the last "
+                f"definition kept: {shown}"
+            )
+        if self.skipped_files:
+            out.append(f"not JSON/YAML, not read: {', '.join(self.skipped_files)}")
+        return out
 
     def initial_objects(self) -> list[Any]:
         """Objects that exist from the start: all but the StatefulSet pods an OrderedReady
@@ -81,7 +100,7 @@ def load_cluster(*sources: Any, expand: bool = True) -> Cluster:
     what the API server and the controllers would create (:func:`expand_workloads`);
     objects of a kubectl dump and of conformance scenarios are taken as they are."""
     loaded = load_objects(*sources)
-    objects: list[Any] = list(loaded)
+    objects, duplicates = _last_definitions(loaded)
     if expand:
         verbatim = loaded.verbatim
         objects = expand_workloads(objects, leave_alone=lambda o: id(o) in verbatim)
@@ -90,4 +109,22 @@ def load_cluster(*sources: Any, expand: bool = True) -> Cluster:
         config=loaded.config,
         ignored=loaded.ignored,
         skipped_files=loaded.skipped_files,
+        duplicates=duplicates,
     )
+
+
+def _last_definitions(objs: list[Any]) -> tuple[list[Any], list[str]]:
+    """Objects with one definition per kind and key (the last one, at the first one's place)."""
+    index: dict[tuple[str, str], int] = {}
+    out: list[Any] = []
+    duplicates: list[str] = []
+    for o in objs:
+        ident = (o.kind, o.metadata.key)
+        at = index.get(ident)
+        if at is None:
+            index[ident] = len(out)
+            out.append(o)
+        else:
+            out[at] = o
+            duplicates.append(f"{o.kind} {o.metadata.key}")
+    return out, duplicates

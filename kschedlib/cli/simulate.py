@@ -194,8 +194,8 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     args = ap.parse_args(list(argv))
     try:
         cluster = load_cluster(*args.paths)
-        if cluster.ignored:
-            err.write(f"kschedlib simulate: {cluster.ignored_summary()}\n")
+        for note in cluster.notes():
+            err.write(f"kschedlib simulate: {note}\n")
         if not any(isinstance(o, Node) for o in cluster.objects):
             where = ", ".join(args.paths)
             err.write(
