@@ -119,6 +119,9 @@ def _last_definitions(objs: list[Any]) -> tuple[list[Any], list[str]]:
     out: list[Any] = []
     duplicates: list[str] = []
     for o in objs:
+        if not o.metadata.name:  # generateName: every definition is a new object
+            out.append(o)
+            continue
         ident = (o.kind, o.metadata.key)
         at = index.get(ident)
         if at is None:

@@ -409,7 +409,11 @@ class _Expander:
         self.nodes = sorted(
             (o for o in objects if isinstance(o, Node)), key=lambda n: n.metadata.name
         )
-        self.names = _Names(o.key for o in objects if isinstance(o, Pod))
+        self.names = _Names(
+            f"{o.metadata.namespace or DEFAULT_NAMESPACE}/{o.metadata.name}"
+            for o in objects
+            if isinstance(o, Pod) and o.metadata.name
+        )
 
     def fresh(self, obj: Any) -> bool:
         return not self.leave_alone(obj) and not is_stored(obj)
