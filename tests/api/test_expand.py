@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from kschedlib.api import Pod, PersistentVolumeClaim, ReplicaSet, expand_workloads, load_cluster
+from kschedlib.api import PersistentVolumeClaim, Pod, ReplicaSet, expand_workloads, load_cluster
 from kschedlib.api import load_objects as load
 from kschedlib.api.expand import CREATED_AFTER_ANNOTATION, random_suffix
 from kschedlib.cli.simulate import simulate
