@@ -1,4 +1,4 @@
-"""kschedlib simulate: schedule every pending pod of a scenario or a folder of YAML, offline."""
+"""kschedlib simulate: schedule every pending pod of kubectl dumps, manifests or a scenario, offline."""
 
 from __future__ import annotations
 
