@@ -98,11 +98,13 @@ def _snake_key(d: Any) -> str | None:
     return None
 
 
-def find_snake_case_key(data: dict[str, Any]) -> str | None:
+def find_snake_case_key(data: dict[str, Any], *, deep: bool = True) -> str | None:
     """The field path of a snake_case key in a Kubernetes object dict, or None.
 
     Only the structural levels are looked at (top level, metadata, spec, status, and the
-    first container): label, annotation and nodeSelector maps may hold underscores."""
+    first container): label, annotation and nodeSelector maps may hold underscores. With
+    ``deep=False`` only the keys no Kubernetes object can have (``api_version``,
+    ``metadata.creation_timestamp``, ...) count: custom resources may use snake_case."""
     for k in data:
         if k in _SNAKE_MARKERS:
             return k
@@ -111,6 +113,8 @@ def find_snake_case_key(data: dict[str, Any]) -> str | None:
         for k in meta:
             if k in _SNAKE_MARKERS:
                 return f"metadata.{k}"
+    if not deep:
+        return None
     for part in ("spec", "status"):
         key = _snake_key(data.get(part))
         if key is not None:
@@ -138,9 +142,9 @@ SNAKE_CASE_HELP = (
 )
 
 
-def check_not_snake_case(data: dict[str, Any], label: str) -> None:
+def check_not_snake_case(data: dict[str, Any], label: str, *, deep: bool = True) -> None:
     """Raise InvalidObjectError if ``data`` is a snake_case dict from a client's to_dict()."""
-    key = find_snake_case_key(data)
+    key = find_snake_case_key(data, deep=deep)
     if key is not None:
         raise InvalidObjectError(label, key, SNAKE_CASE_HELP)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from kschedlib.api.clients import as_api_dict, client_object_to_dict, is_client_object
+from kschedlib.api.clients import check_not_snake_case, client_object_to_dict, is_client_object
 from kschedlib.api.meta import KubeObject
 from kschedlib.api.objects import KINDS
 from kschedlib.errors import InvalidObjectError
@@ -367,7 +367,9 @@ def _add(doc: Any, origin: str, out: ObjectList) -> None:
             continue
         decoder = KINDS.get(kind)
         if decoder is None:
-            as_api_dict(obj, f"{kind.lower()}")  # a snake_case dict is an error, not ignored
+            # A client's to_dict() output is an error, not ignored; custom resources may use
+            # snake_case fields, so only the keys no Kubernetes object has count here.
+            check_not_snake_case(obj, kind.lower(), deep=False)
             out.ignored[kind] += 1
             out.ignored_objects.append(obj)
             continue

@@ -120,6 +120,10 @@ def test_snake_case_dicts_are_refused_everywhere() -> None:
     unknown_kind_snake = {"kind": "ConfigMap", "api_version": "v1", "metadata": {"name": "c"}}
     with pytest.raises(InvalidObjectError, match="snake_case"):
         load_objects(unknown_kind_snake)
+    # A custom resource with snake_case spec fields is a valid object: ignored, not refused.
+    cr = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+          "spec": {"scrape_interval": "30s"}}
+    assert load_objects(cr).ignored_summary() == "ignored: 1 Widget"
 
 
 def test_lightkube_resources_and_models() -> None:
