@@ -20,14 +20,20 @@ from collections.abc import Sequence
 
 DEFAULT_SOURCE = os.path.join("tests", "data", "realdata", "describecluster__pods.json")
 
+# Peak memory is the process's own high-water mark (VmHWM): ru_maxrss would carry over the
+# parent's peak across fork on Linux.
 _CHILD = """
 import resource, sys, time
 t0, c0 = time.perf_counter(), time.process_time()
 from kschedlib.api import load_objects
 objs = load_objects(sys.argv[1])
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(len(objs), f"{cpu:.2f}", f"{wall:.2f}", rss // 1024)
+try:
+    with open("/proc/self/status") as fh:
+        hwm = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
+except OSError:
+    hwm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(len(objs), f"{cpu:.2f}", f"{wall:.2f}", hwm // 1024)
 """
 
 
@@ -47,8 +53,8 @@ def make_list(megabytes: float, out: str, source: str) -> int:
             q["metadata"]["uid"] = f"{p['metadata'].get('uid', 'uid')}-{i}"
             i += 1
             pods.append(q)
-            # kubectl's indented JSON is about 2.1x the compact form; its YAML about 1.05x
-            size += len(json.dumps(q, separators=(",", ":"))) * (1.05 if as_yaml else 2.1)
+            # kubectl's indented JSON is about 2.35x the compact form; its YAML about 1.05x
+            size += len(json.dumps(q, separators=(",", ":"))) * (1.05 if as_yaml else 2.35)
             if size >= target:
                 break
     doc = {"apiVersion": "v1", "items": pods, "kind": "List", "metadata": {"resourceVersion": ""}}
