@@ -169,6 +169,7 @@ class ObjectList(list[Any]):
         self.ignored: Counter[str] = Counter()
         self.ignored_objects: list[dict[str, Any]] = []
         self.config: dict[str, Any] | None = None
+        self.config_origin = ""
         self.skipped_files: list[str] = []
         self.verbatim: set[int] = set()
 
@@ -363,7 +364,7 @@ def _add(doc: Any, origin: str, out: ObjectList) -> None:
                 "missing: every object needs its kind (as kubectl get -o json|yaml prints it)",
             )
         if kind == CONFIG_KIND:
-            out.config = obj
+            _set_config(out, obj, origin)
             continue
         decoder = KINDS.get(kind)
         if decoder is None:
@@ -379,6 +380,15 @@ def _add(doc: Any, origin: str, out: ObjectList) -> None:
             raise _with_origin(exc, origin) from None
 
 
+def _set_config(out: ObjectList, config: dict[str, Any], origin: str) -> None:
+    """One scheduler configuration per input: a second one is an error, not a silent pick."""
+    if out.config is not None:
+        raise InvalidObjectError(
+            CONFIG_KIND, "", f"found twice ({out.config_origin} and {origin}): pass one"
+        )
+    out.config, out.config_origin = config, origin
+
+
 def _add_scenario(doc: dict[str, Any], origin: str, out: ObjectList) -> None:
     from kschedlib.conformance.scenario import Scenario
 
@@ -387,7 +397,7 @@ def _add_scenario(doc: dict[str, Any], origin: str, out: ObjectList) -> None:
     except InvalidObjectError as exc:
         raise _with_origin(exc, origin) from None
     if sc.config is not None:
-        out.config = dict(sc.config)
+        _set_config(out, dict(sc.config), origin)
     objs = [*sc.nodes, *sc.other_objects(), *sc.pods, *sc.pending]
     out.extend(objs)
     out.verbatim.update(id(o) for o in objs)

@@ -162,6 +162,8 @@ def test_kube_scheduler_configuration_is_taken_as_config() -> None:
     objs = load_objects([cfg, NODE])
     assert objs.config == cfg and _kinds(objs) == ["Node"]
     assert load_cluster([cfg, NODE]).config == cfg
+    with pytest.raises(InvalidObjectError, match="KubeSchedulerConfiguration: found twice"):
+        load_objects([cfg], [cfg])
 
 
 def test_conformance_scenario_file_is_a_cluster(tmp_path: Path) -> None:
