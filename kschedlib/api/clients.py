@@ -31,12 +31,12 @@ def _module_root(obj: Any) -> str:
 
 def is_client_object(obj: Any) -> bool:
     """True for an object of the official client, lightkube or kr8s."""
-    return _module_root(obj) in ("kubernetes", "kubernetes_asyncio", "lightkube", "kr8s")
+    return _module_root(obj) in ("kubernetes", "lightkube", "kr8s")
 
 
 def _kind_from_class(obj: Any) -> str:
     name = type(obj).__name__
-    if _module_root(obj) in ("kubernetes", "kubernetes_asyncio"):
+    if _module_root(obj) == "kubernetes":
         name = _VERSION_PREFIX.sub("", name)
     return name
 
@@ -44,10 +44,9 @@ def _kind_from_class(obj: Any) -> str:
 def _official_client_dict(obj: Any) -> Any:
     """``ApiClient().sanitize_for_serialization(obj)``: what the client sends on the wire."""
     global _API_CLIENT
-    root = _module_root(obj)
-    if _API_CLIENT is None or _module_root(_API_CLIENT) != root:
+    if _API_CLIENT is None:
         # Imported only here: the object is the package's own, so the package is installed.
-        _API_CLIENT = importlib.import_module(f"{root}.client").ApiClient()
+        _API_CLIENT = importlib.import_module("kubernetes.client").ApiClient()
     return _API_CLIENT.sanitize_for_serialization(obj)
 
 
@@ -57,7 +56,7 @@ def client_object_to_dict(obj: Any) -> Any:
     ``kind`` is filled in from the class name when the object does not carry it (models
     built in Python usually leave ``kind`` and ``apiVersion`` empty)."""
     root = _module_root(obj)
-    if root in ("kubernetes", "kubernetes_asyncio"):
+    if root == "kubernetes":
         data = _official_client_dict(obj)
     elif root == "lightkube":
         data = obj.to_dict()
