@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from kschedlib.api import (
     Cluster,
+    DeviceClass,
     Namespace,
     Node,
     Pod,
     Quantity,
     Resource,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
     expand_workloads,
     load_cluster,
     load_objects,
@@ -77,6 +81,10 @@ from kschedlib.scheduler import AcceptingBinder, Binder, Scheduler
 __version__ = "0.1.0"
 
 __all__ = [
+    "DeviceClass",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "ResourceSlice",
     "SKIP",
     "AcceptingBinder",
     "ActionType",

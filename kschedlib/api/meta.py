@@ -30,6 +30,7 @@ class ObjectMeta:
     labels: dict[str, str] = attrs.field(factory=dict)
     annotations: dict[str, str] = attrs.field(factory=dict)
     owner_references: tuple[OwnerReference, ...] = ()
+    finalizers: tuple[str, ...] = ()
     creation_timestamp: _dt.datetime | None = None
     deletion_timestamp: _dt.datetime | None = None
 

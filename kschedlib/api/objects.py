@@ -13,6 +13,12 @@ from typing import Any
 
 from kschedlib.api.node import Namespace, Node
 from kschedlib.api.pod import Pod
+from kschedlib.api.resource_v1 import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from kschedlib.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kschedlib.api.workloads import (
     DaemonSet,
@@ -43,6 +49,10 @@ KINDS: dict[str, Callable[[Any], Any]] = {
     "DaemonSet": DaemonSet.from_dict,
     "Job": Job.from_dict,
     "PriorityClass": PriorityClass.from_dict,
+    "DeviceClass": DeviceClass.from_dict,
+    "ResourceSlice": ResourceSlice.from_dict,
+    "ResourceClaim": ResourceClaim.from_dict,
+    "ResourceClaimTemplate": ResourceClaimTemplate.from_dict,
 }
 
 
