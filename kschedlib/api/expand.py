@@ -30,12 +30,18 @@ from kschedlib.api.pod import (
     Pod,
     PodAffinity,
     PodAffinityTerm,
+    PodResourceClaimStatus,
     PodSpec,
     ResourceRequirements,
     Toleration,
     TopologySpreadConstraint,
     Volume,
     WeightedPodAffinityTerm,
+)
+from kschedlib.api.resource_v1 import (
+    POD_CLAIM_NAME_ANNOTATION,
+    ResourceClaim,
+    ResourceClaimTemplate,
 )
 from kschedlib.api.selectors import (
     LabelSelector,
@@ -405,6 +411,10 @@ def _pod_from_template(
 class _Expander:
     def __init__(self, objects: Sequence[Any], leave_alone: Callable[[Any], bool]) -> None:
         self.leave_alone = leave_alone
+        self.fresh_pods: set[int] = set()
+        self.claim_templates = {
+            o.metadata.key: o for o in objects if isinstance(o, ResourceClaimTemplate)
+        }
         self.admission = Admission.from_objects(objects)
         self.nodes = sorted(
             (o for o in objects if isinstance(o, Node)), key=lambda n: n.metadata.name
@@ -436,7 +446,48 @@ class _Expander:
             meta = attrs.evolve(meta, name=name)
         if not meta.uid and meta.name:
             meta = attrs.evolve(meta, uid=_uid("Pod", meta.namespace, meta.name))
-        return attrs.evolve(pod, metadata=meta)
+        pod = attrs.evolve(pod, metadata=meta)
+        self.fresh_pods.add(id(pod))
+        return pod
+
+    def claims_for(self, pod: Pod) -> tuple[Pod, list[ResourceClaim]]:
+        """The resourceclaim controller: a ResourceClaim for each pod claim that names a
+        template of the input, and the pod's status pointing at it. Without the template the
+        pod is left waiting, as the controller leaves it."""
+        done = {s.name for s in pod.status.resource_claim_statuses}
+        claims: list[ResourceClaim] = []
+        statuses = list(pod.status.resource_claim_statuses)
+        ns = pod.metadata.namespace
+        for pc in pod.spec.resource_claims:
+            tmpl_name = pc.resource_claim_template_name
+            if not tmpl_name or pc.name in done:
+                continue
+            tmpl = self.claim_templates.get(f"{ns}/{tmpl_name}")
+            if tmpl is None:
+                continue
+            prefix = f"{pod.metadata.name}-{pc.name}-"
+            name = prefix + random_suffix(ns, prefix, "ResourceClaim")
+            claim = ResourceClaim(
+                metadata=ObjectMeta(
+                    name=name,
+                    generate_name=prefix,
+                    namespace=ns,
+                    uid=_uid("ResourceClaim", ns, name),
+                    labels=dict(tmpl.spec.metadata.labels),
+                    annotations={**tmpl.spec.metadata.annotations,
+                                 POD_CLAIM_NAME_ANNOTATION: pc.name},
+                    owner_references=(OwnerReference(
+                        api_version="v1", kind="Pod", name=pod.metadata.name,
+                        uid=pod.metadata.uid, controller=True),),
+                ),
+                spec=tmpl.spec.spec,
+            )
+            claims.append(claim)
+            statuses.append(PodResourceClaimStatus(name=pc.name, resource_claim_name=name))
+        if not claims:
+            return pod, []
+        status = attrs.evolve(pod.status, resource_claim_statuses=tuple(statuses))
+        return attrs.evolve(pod, status=status), claims
 
     # -- ReplicaSet / ReplicationController / Deployment
 
@@ -717,7 +768,15 @@ def expand_workloads(
             out.append(attrs.evolve(o, metadata=meta))  # type: ignore[misc]
         else:
             out.append(o)
-    return out
+    if not ex.claim_templates:
+        return out
+    with_claims: list[Any] = []
+    for o in out:
+        if isinstance(o, Pod) and id(o) in ex.fresh_pods and o.spec.resource_claims:
+            o, claims = ex.claims_for(o)
+            with_claims.extend(claims)
+        with_claims.append(o)
+    return with_claims
 
 
 _CLUSTER_SCOPED = frozenset(

@@ -299,3 +299,43 @@ def test_manifest_folder_deployment_is_no_longer_skipped(tmp_path: Any) -> None:
     sim = simulate(c.config, c.initial_objects())
     assert len(sim.order) == 2
     assert all(r.outcome == Outcome.Scheduled for r in sim.last.values())
+
+
+def test_resource_claims_from_templates_are_created_like_the_controller() -> None:
+    gpu_node = _nodes(("g1", {}, []))[0]
+    dra = [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+         "metadata": {"name": "gpu.example.com"},
+         "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+         "metadata": {"name": "g1-gpus"},
+         "spec": {"driver": "gpu.example.com", "nodeName": "g1",
+                  "pool": {"name": "g1", "generation": 1, "resourceSliceCount": 1},
+                  "devices": [{"name": "gpu-0"}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "one-gpu", "namespace": "ml"},
+         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+             "deviceClassName": "gpu.example.com", "allocationMode": "ExactCount",
+             "count": 1}}]}}}},
+    ]
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment",
+           "metadata": {"name": "train", "namespace": "ml"},
+           "spec": {"replicas": 2, "template": _template(
+               {"app": "train"}, resourceClaims=[{"name": "gpu",
+                                                  "resourceClaimTemplateName": "one-gpu"}])}}
+    c = load_cluster([gpu_node, *dra, dep])
+    claims = [o for o in c.objects if o.kind == "ResourceClaim"]
+    pods = c.pods
+    assert len(claims) == 2 and len(pods) == 2
+    for pod, claim in zip(pods, claims):
+        (st,) = pod.status.resource_claim_statuses
+        assert (st.name, st.resource_claim_name) == ("gpu", claim.metadata.name)
+        assert claim.metadata.name.startswith(f"{pod.metadata.name}-gpu-")
+        assert claim.metadata.annotations["resource.kubernetes.io/pod-claim-name"] == "gpu"
+        assert claim.metadata.owner_references[0].uid == pod.metadata.uid
+    sim = simulate(c.config, c.initial_objects())
+    outcomes = sorted(r.outcome == Outcome.Scheduled for r in sim.last.values())
+    assert outcomes == [False, True]  # one GPU for two replicas
+    # Without the template the pods wait for their claim, as in a cluster.
+    c = load_cluster([gpu_node, *dra[:2], dep])
+    assert not [o for o in c.objects if o.kind == "ResourceClaim"]
