@@ -327,7 +327,7 @@ def test_resource_claims_from_templates_are_created_like_the_controller() -> Non
     claims = [o for o in c.objects if o.kind == "ResourceClaim"]
     pods = c.pods
     assert len(claims) == 2 and len(pods) == 2
-    for pod, claim in zip(pods, claims):
+    for pod, claim in zip(pods, claims, strict=True):
         (st,) = pod.status.resource_claim_statuses
         assert (st.name, st.resource_claim_name) == ("gpu", claim.metadata.name)
         assert claim.metadata.name.startswith(f"{pod.metadata.name}-gpu-")
