@@ -6,6 +6,7 @@ The public API is what this module re-exports; everything else is internal.
 from __future__ import annotations
 
 from kschedlib.api import (
+    Cluster,
     DeviceClass,
     Namespace,
     Node,
@@ -15,6 +16,8 @@ from kschedlib.api import (
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
+    expand_workloads,
+    load_cluster,
     load_objects,
     parse_quantity,
 )
@@ -101,6 +104,7 @@ __all__ = [
     "BindPlugin",
     "Binder",
     "CacheError",
+    "Cluster",
     "ClusterEvent",
     "ClusterEventWithHint",
     "Code",
@@ -169,6 +173,8 @@ __all__ = [
     "Snapshot",
     "Status",
     "TaintEvictionController",
+    "expand_workloads",
+    "load_cluster",
     "load_config",
     "load_objects",
     "parse_quantity",

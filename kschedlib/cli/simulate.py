@@ -1,19 +1,17 @@
-"""kschedlib simulate: schedule every pending pod of a scenario or a folder of YAML, offline."""
+"""kschedlib simulate: schedule every pending pod of kubectl dumps, manifests or a scenario, offline."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 import attrs
 
+from kschedlib.api.cluster import load_cluster
 from kschedlib.api.node import Node
-from kschedlib.api.objects import load_objects
 from kschedlib.api.pod import Pod
-from kschedlib.conformance.scenario import Scenario
 from kschedlib.errors import KSchedError
 from kschedlib.framework.handle import FakeClock
 from kschedlib.results import Explanation, Outcome, SchedulingResult
@@ -22,23 +20,12 @@ from kschedlib.scheduler import Scheduler
 MAX_ROUNDS = 120
 
 
-def load_input(path: str) -> tuple[Any, list[Any]]:
-    """(configuration or None, objects) from a scenario file or a directory of manifests."""
-    if os.path.isdir(path):
-        config: Any = None
-        objects: list[Any] = []
-        for fname in sorted(os.listdir(path)):
-            if not fname.endswith((".yaml", ".yml", ".json")):
-                continue
-            with open(os.path.join(path, fname), encoding="utf-8") as fh:
-                for obj in load_objects(fh.read()):
-                    if isinstance(obj, dict) and obj.get("kind") == "KubeSchedulerConfiguration":
-                        config = obj
-                    elif not isinstance(obj, dict):
-                        objects.append(obj)
-        return config, objects
-    sc = Scenario.load(path)
-    return sc.config, [*sc.nodes, *sc.other_objects(), *sc.pods, *sc.pending]
+def load_input(*paths: str) -> tuple[Any, list[Any]]:
+    """(configuration or None, objects) from scenario files, kubectl dumps, manifest files or
+    folders, or ``-`` (stdin); manifests are expanded as the API server and controllers would.
+    Kept for callers of the old single-path form; see :func:`kschedlib.api.load_cluster`."""
+    cluster = load_cluster(*paths)
+    return cluster.config, cluster.objects
 
 
 @attrs.define(slots=True)
@@ -53,13 +40,22 @@ class Simulation:
 
 
 def simulate(
-    config: Any, objects: Sequence[Any], *, seed: int | None = 0, progress: TextIO | None = None
+    config: Any,
+    objects: Sequence[Any],
+    *,
+    seed: int | None = 0,
+    progress: TextIO | None = None,
+    held: Mapping[str, Pod] | None = None,
 ) -> Simulation:
-    """Schedule all pending pods, advancing a fake clock through backoffs until nothing moves."""
+    """Schedule all pending pods, advancing a fake clock through backoffs until nothing moves.
+    ``held`` maps a pod key to a pod created only once that pod is bound (an OrderedReady
+    StatefulSet's next ordinal); such pods are not in ``objects``."""
     clock = FakeClock()
     sched = Scheduler(config, clock=clock, seed=seed)
     sched.apply(objects)
+    held = dict(held or {})
     order = [o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name]
+    order += [p.key for p in held.values()]
     last: dict[str, SchedulingResult] = {}
     preemptions: list[SchedulingResult] = []
     total = len(order)
@@ -68,6 +64,9 @@ def simulate(
             if r.victims:
                 preemptions.append(r)
             last[r.key] = r
+            nxt = held.pop(r.key, None) if r.outcome == Outcome.Scheduled else None
+            if nxt is not None:
+                sched.add_pod(nxt)
             if progress is not None and total >= 50:
                 done = sum(1 for x in last.values() if x.outcome == Outcome.Scheduled)
                 progress.write(f"\rscheduled {done}/{total}")
@@ -190,19 +189,35 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     import argparse
 
     ap = argparse.ArgumentParser(prog="kschedlib simulate", description=__doc__)
-    ap.add_argument("path", help="scenario JSON (conformance format) or a folder of manifests")
+    ap.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="kubectl dump (JSON/YAML, Lists included), manifest file or folder (recursive), "
+        "scenario JSON (conformance format), or - for stdin; several are merged",
+    )
     ap.add_argument("--explain", metavar="NS/POD", help="print the scheduling breakdown of a pod")
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(list(argv))
     try:
-        config, objects = load_input(args.path)
-        if not any(isinstance(o, Node) for o in objects):
-            err.write(f"kschedlib simulate: {args.path}: no nodes found\n")
+        cluster = load_cluster(*args.paths)
+        for note in cluster.notes():
+            err.write(f"kschedlib simulate: {note}\n")
+        if not any(isinstance(o, Node) for o in cluster.objects):
+            where = ", ".join(args.paths)
+            err.write(
+                f"kschedlib simulate: {where}: no nodes found (add a node dump, e.g. "
+                "kubectl get nodes -o json > nodes.json)\n"
+            )
             return 2
         sim = simulate(
-            config, objects, seed=args.seed, progress=None if args.quiet or args.json else err
+            cluster.config,
+            cluster.initial_objects(),
+            seed=args.seed,
+            progress=None if args.quiet or args.json else err,
+            held=cluster.held_pods(),
         )
     except (KSchedError, OSError, json.JSONDecodeError) as exc:
         err.write(f"kschedlib simulate: {type(exc).__name__}: {exc}\n")
