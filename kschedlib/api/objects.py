@@ -10,6 +10,7 @@ import yaml
 
 from kschedlib.api.node import Namespace, Node
 from kschedlib.api.pod import Pod
+from kschedlib.api.scheduling import Workload
 from kschedlib.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kschedlib.api.workloads import (
     PodDisruptionBudget,
@@ -33,6 +34,7 @@ KINDS: dict[str, Callable[[Any], Any]] = {
     "ReplicaSet": ReplicaSet.from_dict,
     "StatefulSet": StatefulSet.from_dict,
     "ReplicationController": ReplicationController.from_dict,
+    "Workload": Workload.from_dict,
 }
 
 

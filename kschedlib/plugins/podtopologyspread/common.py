@@ -76,15 +76,16 @@ def filter_topology_spread_constraints(
     constraints: Iterable[TopologySpreadConstraint],
     pod_labels: Mapping[str, str],
     action: str,
+    match_label_keys: bool = True,
 ) -> list[SpreadConstraint]:
     """Compile the constraints whose whenUnsatisfiable is ``action``, merging matchLabelKeys
-    from the pod's labels into the selector."""
+    from the pod's labels into the selector (MatchLabelKeysInPodTopologySpread gate)."""
     result: list[SpreadConstraint] = []
     for c in constraints:
         if c.when_unsatisfiable != action:
             continue
         selector: LabelMatcher = selector_from(c.label_selector)
-        if c.match_label_keys:
+        if match_label_keys and c.match_label_keys:
             match_labels = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
             if match_labels:
                 selector = merge_label_set_with_selector(match_labels, selector)
