@@ -15,6 +15,7 @@ from kschedlib.api.objects import load_objects
 from kschedlib.api.pod import Pod
 from kschedlib.conformance.scenario import Scenario
 from kschedlib.errors import KSchedError
+from kschedlib.features import FeatureGateError, FeatureGates
 from kschedlib.framework.handle import FakeClock
 from kschedlib.results import Explanation, Outcome, SchedulingResult
 from kschedlib.scheduler import Scheduler
@@ -23,14 +24,20 @@ MAX_ROUNDS = 120
 
 
 def load_input(path: str) -> tuple[Any, list[Any]]:
-    """(configuration or None, objects) from a scenario file or a directory of manifests."""
-    if os.path.isdir(path):
+    """(configuration or None, objects) from a scenario file, a YAML manifest file or a
+    directory of manifests."""
+    if os.path.isdir(path) or path.endswith((".yaml", ".yml")):
+        files = (
+            [os.path.join(path, f) for f in sorted(os.listdir(path))]
+            if os.path.isdir(path)
+            else [path]
+        )
         config: Any = None
         objects: list[Any] = []
-        for fname in sorted(os.listdir(path)):
+        for fname in files:
             if not fname.endswith((".yaml", ".yml", ".json")):
                 continue
-            with open(os.path.join(path, fname), encoding="utf-8") as fh:
+            with open(fname, encoding="utf-8") as fh:
                 for obj in load_objects(fh.read()):
                     if isinstance(obj, dict) and obj.get("kind") == "KubeSchedulerConfiguration":
                         config = obj
@@ -53,11 +60,16 @@ class Simulation:
 
 
 def simulate(
-    config: Any, objects: Sequence[Any], *, seed: int | None = 0, progress: TextIO | None = None
+    config: Any,
+    objects: Sequence[Any],
+    *,
+    seed: int | None = 0,
+    progress: TextIO | None = None,
+    feature_gates: FeatureGates | None = None,
 ) -> Simulation:
     """Schedule all pending pods, advancing a fake clock through backoffs until nothing moves."""
     clock = FakeClock()
-    sched = Scheduler(config, clock=clock, seed=seed)
+    sched = Scheduler(config, clock=clock, seed=seed, feature_gates=feature_gates)
     sched.apply(objects)
     order = [o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name]
     last: dict[str, SchedulingResult] = {}
@@ -99,19 +111,33 @@ def _pct(used: int, total: int) -> str:
     return f"{100 * used / total:5.1f}%" if total else "   n/a"
 
 
+def _never_attempted(sched: Scheduler, key: str) -> str:
+    why = sched.why_pending(key)
+    return f"never attempted: {why}" if why else "never attempted"
+
+
 def report_text(sim: Simulation, out: TextIO) -> None:
     sched, last, order = sim.scheduler, sim.last, sim.order
     placed = [(k, last[k]) for k in order if k in last and last[k].outcome == Outcome.Scheduled]
-    failed = [(k, last.get(k)) for k in order if k not in last or last[k].outcome != Outcome.Scheduled]
+    waiting = [(k, last[k]) for k in order if k in last and last[k].outcome == Outcome.Waiting]
+    failed = [
+        (k, last.get(k))
+        for k in order
+        if k not in last or last[k].outcome not in (Outcome.Scheduled, Outcome.Waiting)
+    ]
     width = max([len(k) for k in order] + [3])
     out.write(f"Placements ({len(placed)}/{len(order)} pods scheduled)\n")
     out.write(f"  {'POD':<{width}}  NODE\n")
     for k, r in placed:
         out.write(f"  {k:<{width}}  {r.node}\n")
+    if waiting:
+        out.write(f"\nWaiting at Permit ({len(waiting)})\n")
+        for k, wr in waiting:
+            out.write(f"  {k} on {wr.node}: {sched.why_pending(k) or wr.message}\n")
     if failed:
         out.write(f"\nUnschedulable ({len(failed)})\n")
         for k, fr in failed:
-            msg = fr.message if fr is not None else "never attempted"
+            msg = fr.message if fr is not None else _never_attempted(sched, k)
             nom = f" [nominated: {fr.nominated_node}]" if fr is not None and fr.nominated_node else ""
             out.write(f"  {k}: {msg}{nom}\n")
     preemptions = sim.preemptions
@@ -166,7 +192,7 @@ def report_json(sim: Simulation) -> dict[str, Any]:
             "pod": k,
             "node": r.node if r is not None and r.outcome == Outcome.Scheduled else None,
             "outcome": r.outcome.value if r is not None else None,
-            "message": r.message if r is not None else "never attempted",
+            "message": r.message if r is not None else _never_attempted(sched, k),
             "nominatedNode": r.nominated_node if r is not None else None,
         })
     preempted = [
@@ -186,14 +212,34 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument(
+        "--feature-gates",
+        metavar="A=true,B=false",
+        default="",
+        help="kube-scheduler v1.35 feature gates to set (see docs/guides/feature-gates.md)",
+    )
     args = ap.parse_args(list(argv))
+    try:
+        gates = FeatureGates.parse(args.feature_gates)
+    except FeatureGateError as exc:
+        err.write(
+            f'kschedlib simulate: invalid argument "{args.feature_gates}" for "--feature-gates" '
+            f"flag: {exc}\n"
+        )
+        return 2
+    for warning in gates.warnings:
+        err.write(f"kschedlib simulate: warning: {warning}\n")
     try:
         config, objects = load_input(args.path)
         if not any(isinstance(o, Node) for o in objects):
             err.write(f"kschedlib simulate: {args.path}: no nodes found\n")
             return 2
         sim = simulate(
-            config, objects, seed=args.seed, progress=None if args.quiet or args.json else err
+            config,
+            objects,
+            seed=args.seed,
+            progress=None if args.quiet or args.json else err,
+            feature_gates=gates,
         )
     except (KSchedError, OSError, json.JSONDecodeError) as exc:
         err.write(f"kschedlib simulate: {type(exc).__name__}: {exc}\n")

@@ -88,15 +88,21 @@ class PreFilterState:
 class NodeDeclaredFeatures:
     """PreFilter (skips pods without requirements), Filter and EnqueueExtensions."""
 
-    __slots__ = ("_enabled", "_features")
+    __slots__ = ("_enabled", "_features", "_name")
 
-    def __init__(self, enabled: bool, features: Sequence[DeclaredFeature] = DEFAULT_FEATURES) -> None:
+    def __init__(
+        self,
+        enabled: bool,
+        features: Sequence[DeclaredFeature] = DEFAULT_FEATURES,
+        name: str = NAME,
+    ) -> None:
         self._enabled = enabled
         self._features = tuple(features)
+        self._name = name
 
     @property
     def name(self) -> str:
-        return NAME
+        return self._name
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -118,12 +124,12 @@ class NodeDeclaredFeatures:
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):
             return Status.error(
-                f'error reading "{PRE_FILTER_STATE_KEY}" from cycle-state: not found', NAME
+                f'error reading "{PRE_FILTER_STATE_KEY}" from cycle-state: not found', self._name
             )
         node = node_info.node
         declared = node.status.declared_features if node is not None else ()
         if not s.requirements.issubset(declared):
-            return Status(Code.UnschedulableAndUnresolvable, (ERR_REASON_UNSATISFIED,), NAME)
+            return Status(Code.UnschedulableAndUnresolvable, (ERR_REASON_UNSATISFIED,), self._name)
         return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -165,11 +171,13 @@ def new(args: Any, handle: Any) -> NodeDeclaredFeatures:
     return NodeDeclaredFeatures(features_of(handle).enable_node_declared_features)
 
 
-def new_with_features(features: Sequence[DeclaredFeature]) -> Any:
-    """A factory for a plugin inferring requirements with ``features`` (host registries)."""
+def new_with_features(features: Sequence[DeclaredFeature], name: str = NAME) -> Any:
+    """A factory for a plugin (registered as ``name``) inferring requirements with
+    ``features`` (host registries)."""
 
     def factory(args: Any, handle: Any) -> NodeDeclaredFeatures:
-        return NodeDeclaredFeatures(features_of(handle).enable_node_declared_features, features)
+        enabled = features_of(handle).enable_node_declared_features
+        return NodeDeclaredFeatures(enabled, features, name)
 
     return factory
 
