@@ -14,6 +14,8 @@ from kschedlib.api import (
     load_objects,
     parse_quantity,
 )
+from kschedlib.api.pod import WorkloadReference
+from kschedlib.api.scheduling import Workload
 from kschedlib.backend.snapshot import Snapshot
 from kschedlib.config import KubeSchedulerConfiguration, Profile, load_config
 from kschedlib.errors import (
@@ -24,6 +26,7 @@ from kschedlib.errors import (
     QuantityError,
     QueueError,
 )
+from kschedlib.features import FeatureGateError, FeatureGates, FeatureSpec, PluginFeatures
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.events import (
@@ -92,6 +95,9 @@ __all__ = [
     "Explanation",
     "Extender",
     "FakeClock",
+    "FeatureGateError",
+    "FeatureGates",
+    "FeatureSpec",
     "FilterPlugin",
     "FitError",
     "Framework",
@@ -108,6 +114,7 @@ __all__ = [
     "Outcome",
     "PermitPlugin",
     "PluginScoreDetail",
+    "PluginFeatures",
     "PluginSpec",
     "Pod",
     "PodInfo",
@@ -137,6 +144,8 @@ __all__ = [
     "ScorePlugin",
     "Snapshot",
     "Status",
+    "Workload",
+    "WorkloadReference",
     "load_config",
     "load_objects",
     "parse_quantity",

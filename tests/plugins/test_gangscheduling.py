@@ -11,13 +11,13 @@ from kschedlib.api.objects import decode_any
 from kschedlib.api.scheduling import Workload
 from kschedlib.backend.workloadmanager import PodGroupKey, WorkloadManager
 from kschedlib.errors import InvalidObjectError
+from kschedlib.framework.events import QueueingHint
 from kschedlib.plugins.gangscheduling import (
     MSG_WAITING_FOR_QUORUM,
     is_schedulable_after_pod_added,
     is_schedulable_after_workload_added,
     waiting_for_workload,
 )
-from kschedlib.framework.events import QueueingHint
 
 GATES = {"GenericWorkload": True, "GangScheduling": True}
 

@@ -15,10 +15,12 @@ from kschedlib.framework.events import ActionType, QueueingHint
 from kschedlib.framework.registry import PluginSpec
 from kschedlib.plugins.nodedeclaredfeatures import (
     ERR_REASON_UNSATISFIED,
-    NAME as NDF,
     NodeDeclaredFeatures,
     infer_for_pod_scheduling,
     new_with_features,
+)
+from kschedlib.plugins.nodedeclaredfeatures import (
+    NAME as NDF,
 )
 from kschedlib.plugins.nodedeclaredfeatures.nodedeclaredfeatures import (
     is_schedulable_after_node_change,
