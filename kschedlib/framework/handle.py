@@ -132,6 +132,10 @@ class BasicHandle:
     def reject_waiting_pod(self, uid: str) -> bool:
         return False
 
+    def activate(self, pods: Any) -> None:
+        """Handle.Activate: nothing to move without a queue."""
+        return None
+
     @property
     def clock(self) -> Any:
         return self._clock

@@ -293,3 +293,68 @@ def test_workload_manager_counts() -> None:
     for p in (a, b, c):
         m.delete_pod(p)
     assert m.keys() == []
+
+
+class FlowHandle:
+    """A handle with an object store, waiting pods and a recorded Activate (Go's fakes)."""
+
+    def __init__(self, workloads: list[Workload]) -> None:
+        from kschedlib.framework.handle import ObjectStore
+        from kschedlib.framework.waiting_pods import WaitingPodsMap
+
+        self.objects = ObjectStore()
+        for w in workloads:
+            self.objects.upsert(w)
+        self.clock = FakeClock()
+        self.workload_manager = WorkloadManager()
+        self.waiting = WaitingPodsMap()
+        self.activated: list[str] = []
+
+    def activate(self, pods: Any) -> None:
+        self.activated.extend(sorted(p.metadata.name for p in pods.values()))
+
+    def get_waiting_pod(self, uid: str) -> Any:
+        return self.waiting.get(uid)
+
+
+def test_gang_flow_like_kube_scheduler_unit_test() -> None:
+    from kschedlib.framework.cycle_state import CycleState
+    from kschedlib.framework.status import Code
+    from kschedlib.framework.waiting_pods import WaitingPod
+    from kschedlib.plugins.gangscheduling import MSG_WAITING_AT_PERMIT, GangScheduling
+
+    p1, p2, p3 = (member(f"p{i}", "gang-wl", "pg1", ns="ns1") for i in (1, 2, 3))
+    p4 = member("p4", "gang-wl", "pg2", ns="ns1")
+    p5 = member("p5", "gang-wl", "pg1", replica="2", ns="ns1")
+    wl = workload("gang-wl", gang("pg1", 3), gang("pg2", 4), ns="ns1")
+
+    h = FlowHandle([wl])
+    for p in (p1, p2, p3, p4, p5):
+        h.workload_manager.add_pod(p)
+    pl = GangScheduling(h)
+    state = CycleState()
+    assert pl.pre_enqueue(p1) is None
+    assert pl.pre_enqueue(p4) is not None  # pg2 needs 4 pods, 1 exists
+    # p2, p4 and p5 wait at Permit; then p1 arrives: 2 of 3 scheduled, so it waits too and
+    # activates p3, the group's only unscheduled pod.
+    for p in (p2, p4, p5):
+        assert pl.reserve(state, p, "n") is None
+        st, timeout = pl.permit(state, p, "n")
+        assert st is not None and st.code == Code.Wait and timeout == 300.0
+        h.waiting.add(WaitingPod(p, {"GangScheduling": timeout}, 0.0))
+    h.activated.clear()
+    pl.reserve(state, p1, "n")
+    st, _ = pl.permit(state, p1, "n")
+    assert st is not None and st.code == Code.Wait and st.reasons == (MSG_WAITING_AT_PERMIT,)
+    assert h.activated == ["p3"]
+    h.waiting.add(WaitingPod(p1, {"GangScheduling": 300.0}, 0.0))
+    # p3 completes the quorum: it passes, and p1 and p2 are allowed; p4 and p5 keep waiting.
+    pl.reserve(state, p3, "n")
+    st, _ = pl.permit(state, p3, "n")
+    assert st is None
+    allowed = {p.metadata.name for p in (p1, p2, p4, p5) if h.waiting.get(p.uid).verdict is not None}
+    assert allowed == {"p1", "p2"}
+    # A later attempt of a gang pod that times out and comes back starts a fresh deadline.
+    h.clock.advance(301)
+    st, timeout = pl.permit(state, p4, "n")
+    assert st is not None and st.code == Code.Wait and timeout == 300.0

@@ -193,3 +193,36 @@ def test_default_registry_requires_nothing_in_v1_35() -> None:
     s.add_pod(pod("foo-1"))
     (r,) = s.run()
     assert r.outcome == Outcome.Scheduled
+
+
+def test_spread_node_taints_policy_honours_comparison_operators() -> None:
+    def zoned(name: str, zone: str, taints: list[dict[str, str]]) -> Node:
+        n = node(name, taints)
+        return Node.from_dict({**n.to_dict(), "metadata": {
+            "name": name, "labels": {"kubernetes.io/hostname": name, "zone": zone}}})
+
+    spread = [{
+        "maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}}, "nodeTaintsPolicy": "Honor",
+    }]
+    tol = [{"key": "sla", "operator": "Gt", "value": "900", "effect": "NoSchedule"}]
+    placed = {}
+    for enabled in (True, False):
+        s = Scheduler(clock=FakeClock(), deterministic=True,
+                      feature_gates={"TaintTolerationComparisonOperators": enabled})
+        s.add_node(zoned("gold", "z1", [{"key": "sla", "value": "999", "effect": "NoSchedule"}]))
+        s.add_node(zoned("plain", "z2", []))
+        web = {"metadata": {"labels": {"app": "web"}}}
+        s.add_pod(Pod.from_dict({**pod("old").to_dict(), **web, "metadata": {
+            "name": "old", "namespace": "default", "uid": "old", "labels": {"app": "web"}},
+            "spec": {"nodeName": "plain", "containers": [{"name": "c"}]}}))
+        s.add_pod(Pod.from_dict({"metadata": {"name": "new", "namespace": "default",
+                                              "labels": {"app": "web"}},
+                                 "spec": {"containers": [{"name": "c"}], "tolerations": tol,
+                                          "topologySpreadConstraints": spread}}))
+        (r,) = s.run()
+        placed[enabled] = r.node
+    # On: gold is tolerated, so z1 is a domain with 0 pods and z2 (1 pod) would exceed maxSkew.
+    assert placed[True] == "gold"
+    # Off: gold is neither tolerated nor a domain; z2 is the only domain.
+    assert placed[False] == "plain"

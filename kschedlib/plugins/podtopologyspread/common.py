@@ -41,6 +41,8 @@ class SpreadConstraint:
     min_domains: int = 1
     node_affinity_policy: str = HONOR
     node_taints_policy: str = IGNORE
+    comparison_operators: bool = False
+    """TaintTolerationComparisonOperators, for nodeTaintsPolicy: Honor."""
 
     @property
     def selector_empty(self) -> bool:
@@ -57,7 +59,10 @@ class SpreadConstraint:
         return not (
             self.node_taints_policy == HONOR
             and find_untolerated_taint(
-                node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter
+                node.spec.taints,
+                pod.spec.tolerations,
+                do_not_schedule_taints_filter,
+                self.comparison_operators,
             )
             is not None
         )
@@ -77,6 +82,7 @@ def filter_topology_spread_constraints(
     pod_labels: Mapping[str, str],
     action: str,
     match_label_keys: bool = True,
+    comparison_operators: bool = False,
 ) -> list[SpreadConstraint]:
     """Compile the constraints whose whenUnsatisfiable is ``action``, merging matchLabelKeys
     from the pod's labels into the selector (MatchLabelKeysInPodTopologySpread gate)."""
@@ -97,6 +103,7 @@ def filter_topology_spread_constraints(
                 min_domains=1 if c.min_domains is None else c.min_domains,
                 node_affinity_policy=c.node_affinity_policy or HONOR,
                 node_taints_policy=c.node_taints_policy or IGNORE,
+                comparison_operators=comparison_operators,
             )
         )
     return result

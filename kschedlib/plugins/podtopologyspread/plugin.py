@@ -59,11 +59,19 @@ class PodTopologySpread:
     """Checks and scores the pod's topology spread constraints (or the default ones for a pod
     that has none and is selected by a Service or a replicated controller)."""
 
-    __slots__ = ("_handle", "_match_label_keys", "default_constraints", "system_defaulted")
+    __slots__ = (
+        "_cmp_ops",
+        "_handle",
+        "_match_label_keys",
+        "default_constraints",
+        "system_defaulted",
+    )
 
     def __init__(self, args: PodTopologySpreadArgs, handle: Any) -> None:
         self._handle = handle
-        self._match_label_keys = features_of(handle).enable_match_label_keys_in_pod_topology_spread
+        fts = features_of(handle)
+        self._match_label_keys = fts.enable_match_label_keys_in_pod_topology_spread
+        self._cmp_ops = fts.enable_taint_toleration_comparison_operators
         self.default_constraints = args.effective_default_constraints()
         self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
 
@@ -77,7 +85,11 @@ class PodTopologySpread:
         """The default constraints for ``action`` with the pod's Services' and controllers'
         selector; none when nothing selects the pod."""
         constraints = filter_topology_spread_constraints(
-            self.default_constraints, pod.metadata.labels, action, self._match_label_keys
+            self.default_constraints,
+            pod.metadata.labels,
+            action,
+            self._match_label_keys,
+            self._cmp_ops,
         )
         if not constraints:
             return []
@@ -92,6 +104,7 @@ class PodTopologySpread:
                 c.min_domains,
                 c.node_affinity_policy,
                 c.node_taints_policy,
+                c.comparison_operators,
             )
             for c in constraints
         ]
@@ -101,7 +114,7 @@ class PodTopologySpread:
         tsc = pod.spec.topology_spread_constraints
         if tsc:
             return filter_topology_spread_constraints(
-                tsc, pod.metadata.labels, action, self._match_label_keys
+                tsc, pod.metadata.labels, action, self._match_label_keys, self._cmp_ops
             )
         return self.build_default_constraints(pod, action)
 
