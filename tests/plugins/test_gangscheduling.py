@@ -84,7 +84,10 @@ def test_group_that_fits_binds_all_at_once() -> None:
     results = s.run()
     waiting = [r for r in results if r.outcome == Outcome.Waiting]
     assert len(waiting) == 2
-    assert "GangScheduling: waiting for minCount pods from a gang to be scheduled" in waiting[0].message
+    assert (
+        "GangScheduling: waiting for minCount pods from a gang to be waiting on permit"
+        in waiting[0].message
+    )
     assert "waiting for 2 more" in waiting[0].message
     assert sorted(bound(s)) == ["ml/w0", "ml/w1", "ml/w2"]
     assert not s.waiting_pods()
@@ -358,3 +361,26 @@ def test_gang_flow_like_kube_scheduler_unit_test() -> None:
     h.clock.advance(301)
     st, timeout = pl.permit(state, p4, "n")
     assert st is not None and st.code == Code.Wait and timeout == 300.0
+
+
+def test_missing_pod_group_keeps_the_pod_out_of_the_queue() -> None:
+    s = sched()
+    s.add_node(node("n1", cpu="8"))
+    s.add_object(workload("job", gang("workers", 1)))
+    s.add_pod(member("x", "job", "drivers"))
+    assert s.run() == []
+    assert s.why_pending("ml/x") == (
+        'GangScheduling: pod group "drivers" doesn\'t exist for a workload "job" '
+        '(gang ml/job/drivers: pod group "drivers" doesn\'t exist for a workload "job")'
+    )
+
+
+def test_gang_events() -> None:
+    from kschedlib.framework.events import ActionType, ClusterEvent, EventResource
+    from kschedlib.plugins.gangscheduling import GangScheduling
+
+    evs = [e.event for e in GangScheduling(None).events_to_register()]
+    assert evs == [
+        ClusterEvent(EventResource.Pod, ActionType.Add),
+        ClusterEvent(EventResource.Workload, ActionType.Add),
+    ]

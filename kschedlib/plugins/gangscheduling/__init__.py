@@ -8,6 +8,7 @@ from kschedlib.plugins.gangscheduling.gangscheduling import (
     GangScheduling,
     is_schedulable_after_pod_added,
     is_schedulable_after_workload_added,
+    missing_pod_group,
     new,
     waiting_for_workload,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "GangScheduling",
     "is_schedulable_after_pod_added",
     "is_schedulable_after_workload_added",
+    "missing_pod_group",
     "new",
     "waiting_for_workload",
 ]

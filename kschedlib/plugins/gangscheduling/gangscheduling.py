@@ -28,11 +28,15 @@ from kschedlib.framework.status import Code, Status
 
 NAME = "GangScheduling"
 MSG_WAITING_FOR_QUORUM = "waiting for minCount pods from a gang to appear in scheduling queue"
-MSG_WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
+MSG_WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be waiting on permit"
 
 
 def waiting_for_workload(name: str) -> str:
     return f'waiting for pods\'s workload "{name}" to appear in scheduling queue'
+
+
+def missing_pod_group(group: str, workload: str) -> str:
+    return f'pod group "{group}" doesn\'t exist for a workload "{workload}"'
 
 
 def _same_group(pod: Pod, other: Pod) -> bool:
@@ -76,14 +80,10 @@ class GangScheduling:
         return NAME
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        # The workloadRef and the Workload's pod groups are immutable: no Update events.
         return [
             ClusterEventWithHint(
-                ClusterEvent(EventResource.UnscheduledPod, ActionType.Add),
-                is_schedulable_after_pod_added,
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.AssignedPod, ActionType.Add),
-                is_schedulable_after_pod_added,
+                ClusterEvent(EventResource.Pod, ActionType.Add), is_schedulable_after_pod_added
             ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.Workload, ActionType.Add),
@@ -100,11 +100,14 @@ class GangScheduling:
         return w if isinstance(w, Workload) else None
 
     def _min_count(self, pod: Pod, workload: Workload) -> int | None:
-        """The gang's minCount, or None for a basic group (or a group the Workload lacks)."""
+        """The gang's minCount, or None for a basic group; KeyError when the Workload has no
+        such group."""
         ref = pod.spec.workload_ref
         assert ref is not None
         group = workload.pod_group(ref.pod_group)
-        if group is None or group.policy.gang is None:
+        if group is None:
+            raise KeyError(missing_pod_group(ref.pod_group, workload.metadata.name))
+        if group.policy.gang is None:
             return None
         return group.policy.gang.min_count
 
@@ -117,7 +120,10 @@ class GangScheduling:
         workload = self._workload(pod)
         if workload is None:
             return Status(Code.UnschedulableAndUnresolvable, (waiting_for_workload(ref.name),))
-        min_count = self._min_count(pod, workload)
+        try:
+            min_count = self._min_count(pod, workload)
+        except KeyError as exc:
+            return Status(Code.UnschedulableAndUnresolvable, (str(exc.args[0]),))
         if min_count is None:
             return None
         st = self.manager.state_for(pod)
@@ -147,7 +153,10 @@ class GangScheduling:
             return Status.error(
                 f"failed to get workload {pod.metadata.namespace}/{ref.name}: not found"
             ), 0.0
-        min_count = self._min_count(pod, workload)
+        try:
+            min_count = self._min_count(pod, workload)
+        except KeyError as exc:
+            return Status.error(str(exc.args[0])), 0.0
         if min_count is None:
             return None, 0.0
         st = self.manager.state_for(pod)
@@ -173,7 +182,10 @@ class GangScheduling:
         workload = self._workload(pod)
         if workload is None:
             return f"gang {key}: workload {key.workload_name!r} does not exist yet"
-        min_count = self._min_count(pod, workload)
+        try:
+            min_count = self._min_count(pod, workload)
+        except KeyError as exc:
+            return f"gang {key}: {exc.args[0]}"
         if min_count is None:
             return f"pod group {key} has the basic policy"
         st: PodGroupState | None = self.manager.get(key)
