@@ -384,3 +384,37 @@ def test_gang_events() -> None:
         ClusterEvent(EventResource.Pod, ActionType.Add),
         ClusterEvent(EventResource.Workload, ActionType.Add),
     ]
+
+
+def test_deleting_a_waiting_pod_releases_it_and_leaves_the_gang_waiting() -> None:
+    s = sched()
+    s.add_node(node("n1"))
+    s.add_object(workload("job", gang("workers", 3)))
+    for i in range(3):
+        s.add_pod(member(f"w{i}", "job", "workers"))
+    s.run()
+    waiting = s.waiting_pods()
+    assert len(waiting) == 2
+    s.delete_pod(waiting[0])
+    s.resume_waiting()  # the deleted pod's binding cycle sees the rejection and cleans up
+    assert [p.key for p in s.waiting_pods()] == [waiting[1].key]
+    st = s.workload_manager.get(PodGroupKey("ml", "job", "workers"))
+    assert st is not None and st.all_pods_count() == 2 and st.scheduled_pods_count() == 1
+    assert s.cache.get_node("n1").requested.milli_cpu == 1000
+    # A replacement pod takes the freed room and waits too; a new node lets the third one in.
+    s.add_pod(member("w3", "job", "workers"))
+    s.run()
+    assert len(s.waiting_pods()) == 2 and bound(s) == {}
+    s.add_node(node("n2"))
+    s.run()
+    assert len(bound(s)) == 3 and not s.waiting_pods()
+
+
+def test_generic_workload_alone_tracks_pods_without_gang_semantics() -> None:
+    s = Scheduler(clock=FakeClock(), deterministic=True, feature_gates={"GenericWorkload": True})
+    s.add_node(node("n1", cpu="8"))
+    s.add_object(workload("job", gang("workers", 3)))
+    s.add_pod(member("w0", "job", "workers"))
+    assert outcomes(s.run()) == {"ml/w0": "Scheduled"}
+    st = s.workload_manager.get(PodGroupKey("ml", "job", "workers"))
+    assert st is not None and st.scheduled_pods == {"uid-w0"}
