@@ -600,10 +600,15 @@ class Scheduler:
             return self._fail_single_node(fwk, qpi, st, host, explanation, start)
         pb = _PendingBinding(fwk, state, qpi, assumed, host, explanation)
         if st is not None and st.code == Code.Wait:
+            if self._nnn_for_expectation:
+                # The pod will wait on Permit: it is expected on ``host`` meanwhile.
+                pb.assumed = assumed.with_nominated_node_name(host)
             self._waiting[pod.uid] = pb
             self.metrics.observe_attempt("waiting", time.perf_counter() - start)
             msg = self._waiting_message(fwk, assumed)
-            return SchedulingResult(pod, Outcome.Waiting, host, msg, None, (), explanation)
+            return SchedulingResult(
+                pb.assumed, Outcome.Waiting, host, msg, None, (), explanation
+            )
         return self._binding_cycle(pb, start)
 
     def resume_waiting(self) -> list[SchedulingResult]:

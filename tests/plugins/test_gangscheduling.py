@@ -418,3 +418,20 @@ def test_generic_workload_alone_tracks_pods_without_gang_semantics() -> None:
     assert outcomes(s.run()) == {"ml/w0": "Scheduled"}
     st = s.workload_manager.get(PodGroupKey("ml", "job", "workers"))
     assert st is not None and st.scheduled_pods == {"uid-w0"}
+
+
+@pytest.mark.parametrize("expectation", [True, False])
+def test_waiting_pods_carry_their_node_as_nominated_node_name(expectation: bool) -> None:
+    gates = {**GATES, "NominatedNodeNameForExpectation": expectation}
+    s = Scheduler(clock=FakeClock(), deterministic=True, feature_gates=gates)
+    s.add_node(node("n1"))
+    s.add_object(workload("job", gang("workers", 3)))
+    for i in range(3):
+        s.add_pod(member(f"w{i}", "job", "workers"))
+    results = [r for r in s.run() if r.outcome == Outcome.Waiting]
+    assert len(results) == 2
+    for r in results:
+        assert r.pod.status.nominated_node_name == ("n1" if expectation else "")
+    assert {p.status.nominated_node_name for p in s.waiting_pods()} == (
+        {"n1"} if expectation else {""}
+    )
