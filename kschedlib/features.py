@@ -211,7 +211,7 @@ class FeatureGates:
     # --- reads -----------------------------------------------------------------------------
 
     def enabled(self, name: str) -> bool:
-        """The value of a known gate; an unknown name is a programming error (KeyError)."""
+        """The value of a known gate; an unknown name raises FeatureGateError."""
         try:
             return self._values[name]
         except KeyError:

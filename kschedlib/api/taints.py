@@ -11,9 +11,12 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def parse_int64(text: str) -> int | None:
-    """strconv.ParseInt(text, 10, 64), or None where Go returns an error."""
-    body = text[1:] if text[:1] in ("+", "-") else text
+    """A decimal integer in canonical form (content.IsDecimalInteger: "0", or an optional "-"
+    and no leading zero) within int64 (strconv.ParseInt); None otherwise."""
+    body = text[1:] if text[:1] == "-" else text
     if not body or not body.isascii() or not body.isdigit():
+        return None
+    if body[0] == "0" and text != "0":
         return None
     v = int(text)
     return v if _INT64_MIN <= v <= _INT64_MAX else None

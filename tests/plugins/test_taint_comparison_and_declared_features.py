@@ -57,7 +57,10 @@ def pod(name: str, **spec: Any) -> Pod:
         ("Lt", "100", "50", True),
         ("Lt", "100", "100", False),
         ("Lt", "-5", "-10", True),
-        ("Gt", "+5", "6", True),
+        ("Gt", "+5", "6", False),  # not canonical: no plus sign
+        ("Gt", "5", "06", False),  # nor leading zeros
+        ("Lt", "1", "0", True),
+        ("Lt", "1", "-0", False),
         ("Gt", "x", "6", False),
         ("Gt", "5", "6.5", False),
         ("Gt", "5", "", False),
@@ -75,6 +78,8 @@ def test_parse_int64() -> None:
     assert parse_int64("9223372036854775807") == 2**63 - 1
     assert parse_int64("-9223372036854775808") == -(2**63)
     assert parse_int64(" 1") is None and parse_int64("1_0") is None and parse_int64("") is None
+    assert parse_int64("0") == 0 and parse_int64("-0") is None and parse_int64("007") is None
+    assert parse_int64("-") is None and parse_int64("+1") is None
 
 
 def sla_cluster(gates: dict[str, bool]) -> Scheduler:
