@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kschedlib import FakeClock, Node, Outcome, Pod, Scheduler
 from kschedlib.api.objects import decode_any
@@ -435,3 +437,46 @@ def test_waiting_pods_carry_their_node_as_nominated_node_name(expectation: bool)
     assert {p.status.nominated_node_name for p in s.waiting_pods()} == (
         {"n1"} if expectation else {""}
     )
+
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    node_cpus=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    gangs=st.lists(
+        st.tuples(st.integers(1, 4), st.integers(0, 5), st.integers(1, 3)),  # minCount, pods, cpu
+        min_size=1,
+        max_size=3,
+    ),
+    wait=st.sampled_from([0, 100, 300]),
+)
+def test_a_gang_is_bound_all_or_nothing(
+    node_cpus: list[int], gangs: list[tuple[int, int, int]], wait: int
+) -> None:
+    clock = FakeClock()
+    s = sched(clock)
+    for i, cpu in enumerate(node_cpus):
+        s.add_node(node(f"n{i}", cpu=str(cpu)))
+    groups = [gang(f"g{i}", m) for i, (m, _, _) in enumerate(gangs)]
+    s.add_object(workload("job", *groups))
+    for i, (_, n, cpu) in enumerate(gangs):
+        for j in range(n):
+            s.add_pod(member(f"g{i}-{j}", "job", f"g{i}", cpu=str(cpu)))
+    s.run()
+    clock.advance(wait)
+    s.run()
+    placed = bound(s)
+    for i, (min_count, n, _) in enumerate(gangs):
+        got = sum(1 for k in placed if k.startswith(f"ml/g{i}-"))
+        assert got == 0 or got >= min_count, (i, got, min_count)
+        if n < min_count:
+            assert got == 0  # the quorum never formed: held at PreEnqueue
+    # Every pod is bound, waiting or pending with a reason: none is lost.
+    waiting = {p.key for p in s.waiting_pods()}
+    for i, (_, n, _) in enumerate(gangs):
+        for j in range(n):
+            key = f"ml/g{i}-{j}"
+            assert key in placed or key in waiting or s.why_pending(key)
+    # Requests on nodes never exceed capacity.
+    for i, cpu in enumerate(node_cpus):
+        assert s.cache.get_node(f"n{i}").requested.milli_cpu <= cpu * 1000
