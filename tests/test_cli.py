@@ -143,6 +143,14 @@ def test_simulate_feature_gates_text_and_errors() -> None:
     text = out.getvalue()
     assert "Waiting at Permit (3)" in text
     assert "waiting for 1 more; the group times out in 300s" in text
+    out = io.StringIO()
+    argv = [str(GANG_EXAMPLE), "--quiet", "--feature-gates", gates, "--explain", "ml/eval-0"]
+    assert simulate_main(argv, out, io.StringIO()) == 1
+    assert out.getvalue().rstrip().endswith(
+        "no scheduling attempt recorded for ml/eval-0: GangScheduling: waiting for minCount pods "
+        "from a gang to appear in scheduling queue (gang ml/sweep/eval: quorum not met, 2 of "
+        "minCount 3 pods exist, waiting for 1 more)"
+    )
     err = io.StringIO()
     assert simulate_main([str(GANG_EXAMPLE), "--feature-gates", "Bogus=true"], io.StringIO(), err) == 2
     assert err.getvalue() == (

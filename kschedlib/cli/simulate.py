@@ -257,7 +257,12 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
         exp = sim.scheduler.explain(args.explain)
         out.write("\n")
         if exp is None:
-            out.write(f"no scheduling attempt recorded for {args.explain}\n")
+            why = sim.scheduler.why_pending(args.explain)
+            out.write(f"no scheduling attempt recorded for {args.explain}")
+            out.write(f": {why}\n" if why else "\n")
             return 1
         explain_text(exp, out)
+        why = sim.scheduler.why_pending(args.explain)
+        if why:
+            out.write(f"  Now: {why}\n")
     return 0
