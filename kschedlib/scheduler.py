@@ -663,10 +663,21 @@ class Scheduler:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             with contextlib.suppress(CacheError):
                 self.cache.forget_pod(assumed)
-            self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, assumed, None)
-            outcome = Outcome.Unschedulable if st.is_rejected() else Outcome.BindFailed
-            return self._fail(fwk, pb.qpi, st, CLEAR_NOMINATED_NODE, pb.explanation, start,
-                              st.message(), outcome=outcome)
+            rejected = st.is_rejected()
+            if not rejected:
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_ASSIGNED_POD_DELETE, assumed, None
+                )
+            outcome = Outcome.Unschedulable if rejected else Outcome.BindFailed
+            failed = self._fail(fwk, pb.qpi, st, CLEAR_NOMINATED_NODE, pb.explanation, start,
+                                st.message(), outcome=outcome)
+            if rejected:
+                # Deferred, and not for the pod itself (handleBindingCycleError).
+                uid = assumed.uid
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_ASSIGNED_POD_DELETE, assumed, None, lambda p: p.uid != uid
+                )
+            return failed
         self.cache.finish_binding(assumed)
         # The binding is confirmed at once, as the informer's add of the assigned pod would.
         self._pending.pop(assumed.uid, None)
