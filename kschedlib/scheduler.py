@@ -159,7 +159,11 @@ class Scheduler:
         self._host_hooks = host_hooks
         self.explain_enabled = explain
         self.objects = ObjectStore()
-        self.cache = Cache(ttl=assumed_pod_ttl, clock=self.clock)
+        self.cache = Cache(
+            ttl=assumed_pod_ttl,
+            clock=self.clock,
+            pod_level_resources=gates.enabled("PodLevelResources"),
+        )
         self.snapshot = Snapshot()
         self._hooks = _Hooks(self)
         self.extenders = list(extenders)

@@ -282,3 +282,23 @@ def test_dra_alpha_gates_reach_plugins() -> None:
     f = s.frameworks["default-scheduler"].features
     assert f.enable_dra_extended_resource and f.enable_dra_device_taints
     assert not f.enable_dra_consumable_capacity
+
+
+def test_pod_level_resources_off_in_node_accounting() -> None:
+    placed = Pod.from_dict({
+        "metadata": {"name": "big", "namespace": "default", "uid": "big"},
+        "spec": {
+            "nodeName": "n",
+            "resources": {"requests": {"cpu": "3"}},
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+        },
+    })
+    for enabled, want in ((True, 3000), (False, 1000)):
+        s = Scheduler(clock=FakeClock(), feature_gates={"PodLevelResources": enabled})
+        s.add_node(node("n"))
+        s.add_pod(placed)
+        assert s.cache.get_node("n").requested.milli_cpu == want
+        # A 2-cpu pod fits the 4-cpu node only when the pod-level request is ignored.
+        s.add_pod(pod("p", cpu="2"))
+        (r,) = s.run()
+        assert (r.outcome == Outcome.Scheduled) is (not enabled)
