@@ -188,6 +188,8 @@ def test_inference_and_hints() -> None:
     assert is_schedulable_after_node_change(pod("p"), old, new) == QueueingHint.Queue
     assert is_schedulable_after_node_change(pod("p"), old, old) == QueueingHint.QueueSkip
     assert is_schedulable_after_node_change(pod("p"), None, old) == QueueingHint.Queue
+    pl = NodeDeclaredFeatures(True, [NeedsFoo()])
+    assert pl.sign_pod(pod("foo-1")) == ("Foo",) and pl.sign_pod(pod("bar")) == ()
     ev = NodeDeclaredFeatures(True).events_to_register()[0].event
     assert ev.action_type == ActionType.Add | ActionType.UpdateNodeDeclaredFeature
 

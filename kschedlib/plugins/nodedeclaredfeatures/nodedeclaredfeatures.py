@@ -118,6 +118,10 @@ class NodeDeclaredFeatures:
     def pre_filter_extensions(self) -> None:
         return None
 
+    def sign_pod(self, pod: Pod) -> tuple[str, ...]:
+        """SignPod: pods needing the same features get the same verdicts on a node."""
+        return tuple(sorted(infer_for_pod_scheduling(self._features, pod)))
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         if not self._enabled:
             return None
