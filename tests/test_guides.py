@@ -16,8 +16,9 @@ def test_guide_examples_run(name: str, capsys: pytest.CaptureFixture[str]) -> No
     text = (GUIDES / name).read_text(encoding="utf-8")
     blocks = BLOCK.findall(text)
     assert blocks, name
-    namespace: dict[str, object] = {"__name__": f"guide_{name}"}
     for i, code in enumerate(blocks):
+        # Each example is self-contained: it runs in a namespace of its own.
+        namespace: dict[str, object] = {"__name__": f"guide_{name}_{i}"}
         exec(compile(code, f"{name}[{i}]", "exec"), namespace)  # noqa: S102
 
 
