@@ -43,6 +43,9 @@ RESOURCE_OF_KIND = {
     "Namespace": EventResource.Namespace,
     "PodDisruptionBudget": EventResource.PodDisruptionBudget,
     "Workload": EventResource.Workload,
+    "ResourceClaim": EventResource.ResourceClaim,
+    "ResourceSlice": EventResource.ResourceSlice,
+    "DeviceClass": EventResource.DeviceClass,
 }
 
 

@@ -282,6 +282,22 @@ def test_dra_alpha_gates_reach_plugins() -> None:
     f = s.frameworks["default-scheduler"].features
     assert f.enable_dra_extended_resource and f.enable_dra_device_taints
     assert not f.enable_dra_consumable_capacity
+    alloc = s.frameworks["default-scheduler"].plugins["DynamicResources"].features
+    assert alloc.device_taints and not alloc.partitionable_devices and alloc.prioritized_list
+
+
+def test_dra_prioritized_list_off_rejects_first_available_claims() -> None:
+    from kschedlib.cli.simulate import load_input, simulate
+    from tests.corpus import CORPUS
+
+    cfg, objs = load_input(str(CORPUS / "dra-021.json"))
+    msg = "has subrequests, but the DRAPrioritizedList feature is disabled"
+    on = simulate(cfg, objs)
+    off = simulate(cfg, objs, feature_gates=FeatureGates({"DRAPrioritizedList": False}))
+    assert not any(msg in r.message for r in on.last.values())
+    rejected = [k for k, r in off.last.items() if msg in r.message]
+    assert rejected
+    assert any(on.last[k].outcome == Outcome.Scheduled for k in rejected)
 
 
 def test_pod_level_resources_off_in_node_accounting() -> None:
