@@ -21,6 +21,8 @@ from kschedlib.api import (
     load_objects,
     parse_quantity,
 )
+from kschedlib.api.pod import WorkloadReference
+from kschedlib.api.scheduling import Workload
 from kschedlib.backend.snapshot import Snapshot
 from kschedlib.config import KubeSchedulerConfiguration, Profile, load_config
 from kschedlib.errors import (
@@ -44,6 +46,7 @@ from kschedlib.eviction import (
     NodePressureReport,
     TaintEvictionController,
 )
+from kschedlib.features import FeatureGateError, FeatureGates, FeatureSpec, PluginFeatures
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.events import (
@@ -125,6 +128,9 @@ __all__ = [
     "Explanation",
     "Extender",
     "FakeClock",
+    "FeatureGateError",
+    "FeatureGates",
+    "FeatureSpec",
     "FilterPlugin",
     "FitError",
     "Framework",
@@ -143,6 +149,7 @@ __all__ = [
     "Outcome",
     "PermitPlugin",
     "PluginScoreDetail",
+    "PluginFeatures",
     "PluginSpec",
     "Pod",
     "PodInfo",
@@ -173,6 +180,8 @@ __all__ = [
     "Snapshot",
     "Status",
     "TaintEvictionController",
+    "Workload",
+    "WorkloadReference",
     "expand_workloads",
     "load_cluster",
     "load_config",

@@ -52,6 +52,7 @@ class NodeStatus:
     allocatable: dict[str, Quantity] = attrs.field(factory=dict)
     images: tuple[ContainerImage, ...] = ()
     conditions: tuple[NodeCondition, ...] = ()
+    declared_features: tuple[str, ...] = ()
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)

@@ -19,6 +19,7 @@ from kschedlib.api.resource_v1 import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+from kschedlib.api.scheduling import Workload
 from kschedlib.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kschedlib.api.workloads import (
     DaemonSet,
@@ -49,6 +50,7 @@ KINDS: dict[str, Callable[[Any], Any]] = {
     "DaemonSet": DaemonSet.from_dict,
     "Job": Job.from_dict,
     "PriorityClass": PriorityClass.from_dict,
+    "Workload": Workload.from_dict,
     "DeviceClass": DeviceClass.from_dict,
     "ResourceSlice": ResourceSlice.from_dict,
     "ResourceClaim": ResourceClaim.from_dict,

@@ -13,6 +13,7 @@ from kschedlib.api.cluster import load_cluster
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.errors import KSchedError
+from kschedlib.features import FeatureGateError, FeatureGates
 from kschedlib.framework.handle import FakeClock
 from kschedlib.results import Explanation, Outcome, SchedulingResult
 from kschedlib.scheduler import Scheduler
@@ -46,12 +47,13 @@ def simulate(
     seed: int | None = 0,
     progress: TextIO | None = None,
     held: Mapping[str, Pod] | None = None,
+    feature_gates: FeatureGates | None = None,
 ) -> Simulation:
     """Schedule all pending pods, advancing a fake clock through backoffs until nothing moves.
     ``held`` maps a pod key to a pod created only once that pod is bound (an OrderedReady
     StatefulSet's next ordinal); such pods are not in ``objects``."""
     clock = FakeClock()
-    sched = Scheduler(config, clock=clock, seed=seed)
+    sched = Scheduler(config, clock=clock, seed=seed, feature_gates=feature_gates)
     sched.apply(objects)
     held = dict(held or {})
     order = [o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name]
@@ -98,19 +100,33 @@ def _pct(used: int, total: int) -> str:
     return f"{100 * used / total:5.1f}%" if total else "   n/a"
 
 
+def _never_attempted(sched: Scheduler, key: str) -> str:
+    why = sched.why_pending(key)
+    return f"never attempted: {why}" if why else "never attempted"
+
+
 def report_text(sim: Simulation, out: TextIO) -> None:
     sched, last, order = sim.scheduler, sim.last, sim.order
     placed = [(k, last[k]) for k in order if k in last and last[k].outcome == Outcome.Scheduled]
-    failed = [(k, last.get(k)) for k in order if k not in last or last[k].outcome != Outcome.Scheduled]
+    waiting = [(k, last[k]) for k in order if k in last and last[k].outcome == Outcome.Waiting]
+    failed = [
+        (k, last.get(k))
+        for k in order
+        if k not in last or last[k].outcome not in (Outcome.Scheduled, Outcome.Waiting)
+    ]
     width = max([len(k) for k in order] + [3])
     out.write(f"Placements ({len(placed)}/{len(order)} pods scheduled)\n")
     out.write(f"  {'POD':<{width}}  NODE\n")
     for k, r in placed:
         out.write(f"  {k:<{width}}  {r.node}\n")
+    if waiting:
+        out.write(f"\nWaiting at Permit ({len(waiting)})\n")
+        for k, wr in waiting:
+            out.write(f"  {k} on {wr.node}: {sched.why_pending(k) or wr.message}\n")
     if failed:
         out.write(f"\nUnschedulable ({len(failed)})\n")
         for k, fr in failed:
-            msg = fr.message if fr is not None else "never attempted"
+            msg = fr.message if fr is not None else _never_attempted(sched, k)
             nom = f" [nominated: {fr.nominated_node}]" if fr is not None and fr.nominated_node else ""
             out.write(f"  {k}: {msg}{nom}\n")
     preemptions = sim.preemptions
@@ -168,7 +184,7 @@ def report_json(sim: Simulation) -> dict[str, Any]:
             "pod": k,
             "node": r.node if r is not None and r.outcome == Outcome.Scheduled else None,
             "outcome": r.outcome.value if r is not None else None,
-            "message": r.message if r is not None else "never attempted",
+            "message": r.message if r is not None else _never_attempted(sched, k),
             "nominatedNode": r.nominated_node if r is not None else None,
         })
     preempted = [
@@ -200,7 +216,23 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument(
+        "--feature-gates",
+        metavar="A=true,B=false",
+        default="",
+        help="kube-scheduler v1.35 feature gates to set (see docs/guides/feature-gates.md)",
+    )
     args = ap.parse_args(list(argv))
+    try:
+        gates = FeatureGates.parse(args.feature_gates)
+    except FeatureGateError as exc:
+        err.write(
+            f'kschedlib simulate: invalid argument "{args.feature_gates}" for "--feature-gates" '
+            f"flag: {exc}\n"
+        )
+        return 2
+    for warning in gates.warnings:
+        err.write(f"kschedlib simulate: warning: {warning}\n")
     try:
         cluster = load_cluster(*args.paths)
         for note in cluster.notes():
@@ -218,6 +250,7 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
             seed=args.seed,
             progress=None if args.quiet or args.json else err,
             held=cluster.held_pods(),
+            feature_gates=gates,
         )
     except (KSchedError, OSError, json.JSONDecodeError) as exc:
         err.write(f"kschedlib simulate: {type(exc).__name__}: {exc}\n")
@@ -235,7 +268,12 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
         exp = sim.scheduler.explain(args.explain)
         out.write("\n")
         if exp is None:
-            out.write(f"no scheduling attempt recorded for {args.explain}\n")
+            why = sim.scheduler.why_pending(args.explain)
+            out.write(f"no scheduling attempt recorded for {args.explain}")
+            out.write(f": {why}\n" if why else "\n")
             return 1
         explain_text(exp, out)
+        why = sim.scheduler.why_pending(args.explain)
+        if why:
+            out.write(f"  Now: {why}\n")
     return 0
