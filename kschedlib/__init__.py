@@ -29,9 +29,9 @@ from kschedlib.config import KubeSchedulerConfiguration, Profile, load_config
 from kschedlib.errors import (
     CacheError,
     ConfigError,
-    FieldIssue,
     EvictionConfigError,
     EvictionError,
+    FieldIssue,
     InvalidObjectError,
     KSchedError,
     QuantityError,
