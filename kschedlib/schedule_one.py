@@ -178,6 +178,10 @@ class SchedulingAlgorithm:
         if pct is None:
             pct = self.percentage_of_nodes_to_score
         to_find = num_feasible_nodes_to_find(pct, n)
+        if not fwk.has_score_plugins() and not any(
+            ext.is_filter() or ext.is_prioritizer() for ext in self.extenders
+        ):
+            to_find = 1  # nothing to rank the nodes with: the first feasible one will do
         offset = self.next_start_node_index if start is None else start
         if not fwk.has_filter_plugins():
             return [nodes[(offset + i) % n] for i in range(to_find)]
@@ -192,13 +196,19 @@ class SchedulingAlgorithm:
             else fwk.run_filter_plugins
         )
         success = Code.Success
+        # kube-scheduler cancels the search only when it meets one more feasible node than it
+        # needs (that one is dropped): nodes rejected after the last needed feasible node are
+        # still checked, recorded in the diagnosis and counted into the next start index.
+        enough = False
         for i in range(n):
             ni = nodes[(offset + i) % n]
             st = run(state, pod, ni, filters)
             if st is None or st.code == success:
+                if enough:
+                    break
                 feasible.append(ni)
                 if len(feasible) >= to_find:
-                    break
+                    enough = True
             elif st.code == Code.Error:
                 raise SchedulingError(st.message())
             else:

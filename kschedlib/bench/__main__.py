@@ -1,10 +1,15 @@
 """python -m kschedlib.bench SCENARIO.json [--limit N]
+python -m kschedlib.bench --suite DIR [--limit N | --quick] [--only SUBSTRING]
+python -m kschedlib.bench --placements SCENARIO.json PLACEMENTS.txt [--limit N]
 python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+
+QUICK_LIMIT = 50
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -15,8 +20,17 @@ def main(argv: list[str] | None = None) -> int:
         args_in.remove("--snapshot")
         return snapshot_main(args_in)
     ap = argparse.ArgumentParser(prog="python -m kschedlib.bench", description=__doc__)
-    ap.add_argument("scenario", help="scenario JSON (conformance format)")
+    ap.add_argument("scenario", nargs="?", help="scenario JSON (conformance format)")
     ap.add_argument("--limit", type=int, help="schedule only the first N pending pods")
+    ap.add_argument("--suite", metavar="DIR", help="run every workload of DIR, one line each")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"with --suite: only the first {QUICK_LIMIT} pending pods (smoke test)")
+    ap.add_argument("--only", metavar="SUBSTRING", help="with --suite: workloads whose file "
+                    "name contains SUBSTRING")
+    ap.add_argument("--placements", metavar="PLACEMENTS",
+                    help="compare the placements with this file ('namespace/name node' lines) "
+                    "and report the first differing pod")
+    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument(
         "--workload",
         choices=["anti-affinity-spread"],
@@ -24,9 +38,25 @@ def main(argv: list[str] | None = None) -> int:
         "400 apps x 5 pods with hostname anti-affinity and zone spreading",
     )
     args = ap.parse_args(args_in)
+    limit = args.limit or (QUICK_LIMIT if args.quick else None)
+    if args.suite:
+        from kschedlib.bench.suite import main as suite_main
+
+        return suite_main(args.suite, limit, args.only)
+    if not args.scenario:
+        ap.error("a scenario file (or --suite DIR) is required")
+    if args.one:
+        from kschedlib.bench.suite import measure
+
+        print(json.dumps(measure(args.scenario, limit)))
+        return 0
+    if args.placements:
+        from kschedlib.bench.placements import main as placements_main
+
+        return placements_main(args.scenario, args.placements, limit)
     from kschedlib.bench.scheduling import run
 
-    run(args.scenario, args.limit, workload=args.workload)
+    run(args.scenario, limit, workload=args.workload)
     return 0
 
 
