@@ -132,6 +132,7 @@ class Scheduler:
         host_hooks: HostHooks | None = None,
         assumed_pod_ttl: float = 0.0,
         explain: bool = True,
+        node_local_cache: bool = True,
     ) -> None:
         registry = in_tree_registry()
         if plugins:
@@ -168,6 +169,7 @@ class Scheduler:
                 rng_seed=seed,
                 deterministic=deterministic,
                 extenders=self.extenders,
+                node_local_cache=node_local_cache,
             )
             self.frameworks[profile.scheduler_name] = fwk
         first = next(iter(self.frameworks.values()))

@@ -4,7 +4,7 @@ allocation is not implemented: a pod with claims is UnschedulableAndUnresolvable
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from kschedlib.api.pod import Pod, PodResourceClaim
@@ -91,6 +91,10 @@ class DynamicResources:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: None (unsignable) when it would look beyond the node."""
+        return None if pod.spec.resource_claims else ()
 
     def pod_resource_claims(self, pod: Pod) -> tuple[tuple[str, ...], str]:
         """foreachPodResourceClaim: the names of the pod's claims, or why one is unusable."""

@@ -3,7 +3,7 @@ the share of nodes that have it, mapped linearly from [23MB, 1000MB x containers
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -68,6 +68,12 @@ class ImageLocality:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: None (unsignable) when it would look beyond the node."""
+        return tuple(c.image for c in pod.spec.containers) + tuple(
+            c.image for c in pod.spec.init_containers
+        )
 
     def _pod_images(self, state: CycleState, pod: Pod) -> _PodImages:
         s = state.get(STATE_KEY)

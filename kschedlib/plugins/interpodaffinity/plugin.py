@@ -3,7 +3,7 @@ terms and existing pods' anti-affinity), preferred terms score (interpodaffinity
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from kschedlib.api.node import Node
@@ -19,6 +19,7 @@ from kschedlib.framework.events import (
 )
 from kschedlib.framework.interface import NodeScore, PreFilterResult
 from kschedlib.framework.registry import PluginSpec
+from kschedlib.framework.signature import labels_fragment
 from kschedlib.framework.status import SKIP, Status
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.plugins.interpodaffinity.args import InterPodAffinityArgs
@@ -66,6 +67,13 @@ class InterPodAffinity:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: None (unsignable) when it would look beyond the node."""
+        aff = pod.spec.affinity
+        if aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None):
+            return None
+        return labels_fragment(pod)
 
     # --- PreFilter / Filter ---
 

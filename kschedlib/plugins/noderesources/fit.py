@@ -3,7 +3,7 @@ with the configured strategy (LeastAllocated, MostAllocated or RequestedToCapaci
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -210,6 +210,20 @@ class Fit:
     @property
     def name(self) -> str:
         return NAME
+
+    # Filter and raw Score depend only on the signed fragment and the NodeInfo.
+    node_local = True
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: the fields its Filter and Score read."""
+        r = compute_pod_resource_request(pod)
+        return (
+            r.milli_cpu,
+            r.memory,
+            r.ephemeral_storage,
+            tuple(sorted(r.scalar_resources.items())),
+            tuple(self._scorer.pod_request_list(pod)),
+        )
 
     # --- PreFilter / Filter ---
 

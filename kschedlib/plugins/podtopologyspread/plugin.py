@@ -3,7 +3,7 @@ filter, ScheduleAnyway constraints score (podtopologyspread/plugin.go)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from kschedlib.api.node import Node
@@ -19,6 +19,7 @@ from kschedlib.framework.events import (
 )
 from kschedlib.framework.interface import NodeScore, PreFilterResult
 from kschedlib.framework.registry import PluginSpec
+from kschedlib.framework.signature import labels_fragment
 from kschedlib.framework.status import SKIP, Status
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.plugins.helper.spread import default_selector
@@ -68,6 +69,12 @@ class PodTopologySpread:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: None (unsignable) when it would look beyond the node."""
+        if pod.spec.topology_spread_constraints:
+            return None
+        return (labels_fragment(pod), pod.metadata.owner_references)
 
     # --- constraints ---
 
