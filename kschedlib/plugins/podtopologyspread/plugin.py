@@ -34,6 +34,7 @@ from kschedlib.plugins.podtopologyspread.common import (
     node_labels_match_spread_constraints,
     pod_labels_match_spread_constraints,
 )
+from kschedlib.plugins.podtopologyspread.counting import SpreadCounter, counter_enabled
 from kschedlib.plugins.podtopologyspread.filtering import (
     PreFilterState,
     cal_pre_filter_state,
@@ -59,10 +60,12 @@ class PodTopologySpread:
     """Checks and scores the pod's topology spread constraints (or the default ones for a pod
     that has none and is selected by a Service or a replicated controller)."""
 
-    __slots__ = ("_handle", "default_constraints", "system_defaulted")
+    __slots__ = ("_counter", "_handle", "default_constraints", "system_defaulted")
 
     def __init__(self, args: PodTopologySpreadArgs, handle: Any) -> None:
         self._handle = handle
+        # Counts kept up to date across cycles (None: recount every cycle).
+        self._counter = SpreadCounter() if counter_enabled(handle) else None
         self.default_constraints = args.effective_default_constraints()
         self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
 
@@ -116,7 +119,7 @@ class PodTopologySpread:
         constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
         if not constraints:
             return None, SKIP
-        state.write(PRE_FILTER_STATE_KEY, cal_pre_filter_state(pod, constraints, nodes))
+        state.write(PRE_FILTER_STATE_KEY, cal_pre_filter_state(pod, constraints, nodes, self._counter))
         return None, None
 
     def pre_filter_extensions(self) -> PodTopologySpread:
@@ -166,7 +169,7 @@ class PodTopologySpread:
         if not constraints:
             return SKIP
         s = init_pre_score_state(constraints, nodes, require_all)
-        count_domains(s, pod, all_nodes, require_all)
+        count_domains(s, pod, all_nodes, require_all, self._counter)
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
