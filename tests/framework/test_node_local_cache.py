@@ -1,4 +1,5 @@
-"""The node-local result cache and the incrementally kept PodTopologySpread counts give bit-for-bit what recomputation gives: random workloads
+"""The node-local result cache and the incrementally kept PodTopologySpread and
+InterPodAffinity counts give bit-for-bit what recomputation gives: random workloads
 scheduled with and without it, every decision, verdict and score compared."""
 
 from __future__ import annotations
@@ -53,8 +54,19 @@ def pod_templates(draw: st.DrawFn) -> dict[str, Any]:
                                                   "values": [draw(st.sampled_from(ZONES))]}]}}]}}
     if draw(st.integers(0, 4)) == 0:
         spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
-    kind = draw(st.integers(0, 5))
-    if kind == 0:
+    kind = draw(st.integers(0, 6))
+    if kind == 3:
+        spec.setdefault("affinity", {})["podAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}},
+                 "topologyKey": "topology.kubernetes.io/zone"}]}
+    elif kind == 4:
+        spec.setdefault("affinity", {})["podAntiAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}}, "namespaceSelector": {},
+                 "topologyKey": draw(st.sampled_from(["kubernetes.io/hostname",
+                                                      "topology.kubernetes.io/zone"]))}]}
+    elif kind == 0:
         spec.setdefault("affinity", {})["podAntiAffinity"] = {
             "requiredDuringSchedulingIgnoredDuringExecution": [
                 {"labelSelector": {"matchLabels": {"app": "web"}},

@@ -23,6 +23,7 @@ from kschedlib.framework.signature import labels_fragment
 from kschedlib.framework.status import SKIP, Status
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.plugins.interpodaffinity.args import InterPodAffinityArgs
+from kschedlib.plugins.interpodaffinity.counting import AffinityCounter, counter_enabled
 from kschedlib.plugins.interpodaffinity.filtering import (
     PreFilterState,
     existing_anti_affinity_counts,
@@ -58,11 +59,13 @@ def _has_preferred_terms(pod: Pod) -> bool:
 class InterPodAffinity:
     """Checks required inter-pod affinity and anti-affinity and scores preferred terms."""
 
-    __slots__ = ("_handle", "args")
+    __slots__ = ("_counter", "_handle", "args")
 
     def __init__(self, args: InterPodAffinityArgs, handle: Any) -> None:
         self.args = args
         self._handle = handle
+        # PreFilter counts kept up to date across cycles (None: recount every cycle).
+        self._counter = AffinityCounter() if counter_enabled(handle) else None
 
     @property
     def name(self) -> str:
@@ -86,12 +89,18 @@ class InterPodAffinity:
         affinity_terms = merge_terms(pi.required_affinity_terms, objects)
         anti_terms = merge_terms(pi.required_anti_affinity_terms, objects)
         ns_labels = namespace_labels(objects, pod.metadata.namespace)
-        existing = existing_anti_affinity_counts(
-            pod, ns_labels, lister.have_pods_with_required_anti_affinity_list()
-        )
+        counter = self._counter
+        with_anti = lister.have_pods_with_required_anti_affinity_list()
+        if counter is not None:
+            existing = counter.existing_anti_affinity_counts(pod, ns_labels, with_anti)
+        else:
+            existing = existing_anti_affinity_counts(pod, ns_labels, with_anti)
         if not existing and not affinity_terms and not anti_terms:
             return None, SKIP
-        affinity, anti = incoming_affinity_anti_affinity_counts(affinity_terms, anti_terms, nodes)
+        if counter is not None:
+            affinity, anti = counter.incoming_counts(affinity_terms, anti_terms, nodes)
+        else:
+            affinity, anti = incoming_affinity_anti_affinity_counts(affinity_terms, anti_terms, nodes)
         state.write(
             PRE_FILTER_STATE_KEY,
             PreFilterState(pod, affinity_terms, anti_terms, ns_labels, existing, affinity, anti),
