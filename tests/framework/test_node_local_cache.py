@@ -54,7 +54,7 @@ def pod_templates(draw: st.DrawFn) -> dict[str, Any]:
                                                   "values": [draw(st.sampled_from(ZONES))]}]}}]}}
     if draw(st.integers(0, 4)) == 0:
         spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
-    kind = draw(st.integers(0, 6))
+    kind = draw(st.integers(0, 7))
     if kind == 3:
         spec.setdefault("affinity", {})["podAffinity"] = {
             "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -66,6 +66,15 @@ def pod_templates(draw: st.DrawFn) -> dict[str, Any]:
                 {"labelSelector": {"matchLabels": {"app": "web"}}, "namespaceSelector": {},
                  "topologyKey": draw(st.sampled_from(["kubernetes.io/hostname",
                                                       "topology.kubernetes.io/zone"]))}]}
+    elif kind in (5, 6):
+        which = "podAffinity" if kind == 5 else "podAntiAffinity"
+        spec.setdefault("affinity", {})[which] = {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": draw(st.integers(1, 100)),
+                 "podAffinityTerm": {
+                     "labelSelector": {"matchLabels": {"app": "web"}},
+                     "topologyKey": draw(st.sampled_from(["kubernetes.io/hostname",
+                                                          "topology.kubernetes.io/zone"]))}}]}
     elif kind == 0:
         spec.setdefault("affinity", {})["podAntiAffinity"] = {
             "requiredDuringSchedulingIgnoredDuringExecution": [

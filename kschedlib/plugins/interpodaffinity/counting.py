@@ -1,4 +1,4 @@
-"""InterPodAffinity's PreFilter counts kept up to date across cycles.
+"""InterPodAffinity's PreFilter counts and PreScore weights kept up to date across cycles.
 
 Each node's share of the per-topology-pair counts depends only on what is counted (the
 incoming pod's merged terms, or its namespace, labels and namespace labels) and on the
@@ -14,11 +14,12 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from kschedlib.api.pod import Pod
-from kschedlib.framework.types import AffinityTerm, NodeInfo
+from kschedlib.framework.types import AffinityTerm, NodeInfo, WeightedAffinityTerm
 from kschedlib.plugins.interpodaffinity.filtering import (
     existing_anti_affinity_counts,
     incoming_affinity_anti_affinity_counts,
 )
+from kschedlib.plugins.interpodaffinity.scoring import compute_topology_score
 from kschedlib.plugins.interpodaffinity.terms import TopologyCounts, add_count, clone_counts
 
 Share = tuple[tuple[tuple[str, str, int], ...], ...]
@@ -123,3 +124,96 @@ class AffinityCounter:
 def counter_enabled(handle: Any) -> bool:
     """Whether the framework reuses results across cycles (the Scheduler's switch)."""
     return getattr(handle, "node_local_cache", None) is not None
+
+
+class _ScoreTable:
+    """Per node its share of the PreScore weights; totals per pair as [weight, nodes]."""
+
+    __slots__ = ("shares", "totals")
+
+    def __init__(self) -> None:
+        self.shares: dict[str, tuple[int, tuple[tuple[str, str, int], ...]]] = {}
+        self.totals: dict[str, dict[str, list[int]]] = {}
+
+    def _apply(self, entries: tuple[tuple[str, str, int], ...], sign: int) -> None:
+        totals = self.totals
+        for key, v, w in entries:
+            inner = totals.get(key)
+            if inner is None:
+                inner = totals[key] = {}
+            cell = inner.get(v)
+            if cell is None:
+                cell = inner[v] = [0, 0]
+            cell[0] += sign * w
+            cell[1] += sign
+            if cell[1] == 0:
+                del inner[v]
+                if not inner:
+                    del totals[key]
+
+    def update(
+        self, nodes: Sequence[NodeInfo], share_of: Callable[[NodeInfo], tuple[tuple[str, str, int], ...]]
+    ) -> None:
+        shares = self.shares
+        added = False
+        for ni in nodes:
+            name = ni.name
+            e = shares.get(name)
+            gen = ni.generation
+            if e is not None and e[0] == gen:
+                continue
+            new = share_of(ni)
+            if e is None:
+                added = True
+            else:
+                self._apply(e[1], -1)
+            self._apply(new, 1)
+            shares[name] = (gen, new)
+        if added or len(shares) > len(nodes):  # some node may have left the list
+            present = {ni.name for ni in nodes}
+            for name in [n for n in shares if n not in present]:
+                self._apply(shares.pop(name)[1], -1)
+
+    def scores(self) -> TopologyCounts:
+        return {k: {v: cell[0] for v, cell in inner.items()} for k, inner in self.totals.items()}
+
+
+class TopologyScoreCounter:
+    """InterPodAffinity's PreScore weights per topology pair, kept across cycles: what
+    compute_topology_score gives (a pair is present when some node's share touched it)."""
+
+    __slots__ = ("_tables",)
+
+    def __init__(self) -> None:
+        self._tables: dict[Hashable, _ScoreTable] = {}
+
+    def compute_topology_score(
+        self,
+        incoming: Pod,
+        preferred_affinity: Sequence[WeightedAffinityTerm],
+        preferred_anti_affinity: Sequence[WeightedAffinityTerm],
+        ns_labels: Mapping[str, str],
+        hard_pod_affinity_weight: int,
+        nodes: Sequence[NodeInfo],
+        all_pods: bool,
+    ) -> TopologyCounts:
+        meta = incoming.metadata
+        key = (meta.namespace, tuple(sorted(meta.labels.items())),
+               tuple(sorted(ns_labels.items())), tuple(preferred_affinity),
+               tuple(preferred_anti_affinity), hard_pod_affinity_weight, all_pods)
+        tables = self._tables
+        t = tables.pop(key, None)
+        if t is None:
+            t = _ScoreTable()
+            if len(tables) >= MAX_ENTRIES:
+                del tables[next(iter(tables))]
+        tables[key] = t
+
+        def share(ni: NodeInfo) -> tuple[tuple[str, str, int], ...]:
+            return _entries(compute_topology_score(
+                incoming, preferred_affinity, preferred_anti_affinity, ns_labels,
+                hard_pod_affinity_weight, (ni,), all_pods,
+            ))
+
+        t.update(nodes, share)
+        return t.scores()

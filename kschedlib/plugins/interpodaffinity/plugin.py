@@ -23,7 +23,11 @@ from kschedlib.framework.signature import labels_fragment
 from kschedlib.framework.status import SKIP, Status
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.plugins.interpodaffinity.args import InterPodAffinityArgs
-from kschedlib.plugins.interpodaffinity.counting import AffinityCounter, counter_enabled
+from kschedlib.plugins.interpodaffinity.counting import (
+    AffinityCounter,
+    TopologyScoreCounter,
+    counter_enabled,
+)
 from kschedlib.plugins.interpodaffinity.filtering import (
     PreFilterState,
     existing_anti_affinity_counts,
@@ -59,13 +63,14 @@ def _has_preferred_terms(pod: Pod) -> bool:
 class InterPodAffinity:
     """Checks required inter-pod affinity and anti-affinity and scores preferred terms."""
 
-    __slots__ = ("_counter", "_handle", "args")
+    __slots__ = ("_counter", "_handle", "_score_counter", "args")
 
     def __init__(self, args: InterPodAffinityArgs, handle: Any) -> None:
         self.args = args
         self._handle = handle
         # PreFilter counts kept up to date across cycles (None: recount every cycle).
         self._counter = AffinityCounter() if counter_enabled(handle) else None
+        self._score_counter = TopologyScoreCounter() if counter_enabled(handle) else None
 
     @property
     def name(self) -> str:
@@ -152,7 +157,12 @@ class InterPodAffinity:
         all_nodes = lister.list() if has_constraints else lister.have_pods_with_affinity_list()
         objects = self._handle.objects
         pi = PodInfo.of(pod)
-        scores = compute_topology_score(
+        compute = (
+            compute_topology_score
+            if self._score_counter is None
+            else self._score_counter.compute_topology_score
+        )
+        scores = compute(
             pod,
             merge_weighted_terms(pi.preferred_affinity_terms, objects),
             merge_weighted_terms(pi.preferred_anti_affinity_terms, objects),
