@@ -14,6 +14,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from kschedlib.api.pod import Pod
+from kschedlib.framework.seen_keys import SeenKeys
 from kschedlib.framework.types import AffinityTerm, NodeInfo, WeightedAffinityTerm
 from kschedlib.plugins.interpodaffinity.filtering import (
     existing_anti_affinity_counts,
@@ -71,10 +72,11 @@ class _Table:
 class AffinityCounter:
     """The tables per key, the least recently used dropped beyond MAX_ENTRIES."""
 
-    __slots__ = ("_tables",)
+    __slots__ = ("_seen", "_tables")
 
     def __init__(self) -> None:
         self._tables: dict[Hashable, _Table] = {}
+        self._seen = SeenKeys()
 
     def _table(self, key: Hashable, k: int) -> _Table:
         tables = self._tables
@@ -93,6 +95,8 @@ class AffinityCounter:
         meta = pod.metadata
         key = ("existing", meta.namespace, tuple(sorted(meta.labels.items())),
                tuple(sorted(ns_labels.items())))
+        if key not in self._tables and self._seen.first_sight(key):
+            return existing_anti_affinity_counts(pod, ns_labels, nodes)
         t = self._table(key, 1)
 
         def share(ni: NodeInfo) -> Share:
@@ -111,6 +115,10 @@ class AffinityCounter:
         if not affinity_terms and not anti_affinity_terms:
             return {}, {}
         key = ("incoming", tuple(affinity_terms), tuple(anti_affinity_terms))
+        if key not in self._tables and self._seen.first_sight(key):
+            return incoming_affinity_anti_affinity_counts(
+                affinity_terms, anti_affinity_terms, all_nodes
+            )
         t = self._table(key, 2)
 
         def share(ni: NodeInfo) -> Share:
@@ -182,10 +190,11 @@ class TopologyScoreCounter:
     """InterPodAffinity's PreScore weights per topology pair, kept across cycles: what
     compute_topology_score gives (a pair is present when some node's share touched it)."""
 
-    __slots__ = ("_tables",)
+    __slots__ = ("_seen", "_tables")
 
     def __init__(self) -> None:
         self._tables: dict[Hashable, _ScoreTable] = {}
+        self._seen = SeenKeys()
 
     def compute_topology_score(
         self,
@@ -202,6 +211,11 @@ class TopologyScoreCounter:
                tuple(sorted(ns_labels.items())), tuple(preferred_affinity),
                tuple(preferred_anti_affinity), hard_pod_affinity_weight, all_pods)
         tables = self._tables
+        if key not in tables and self._seen.first_sight(key):
+            return compute_topology_score(
+                incoming, preferred_affinity, preferred_anti_affinity, ns_labels,
+                hard_pod_affinity_weight, nodes, all_pods,
+            )
         t = tables.pop(key, None)
         if t is None:
             t = _ScoreTable()

@@ -14,6 +14,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from kschedlib.api.pod import Pod
+from kschedlib.framework.seen_keys import SeenKeys
 from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
 from kschedlib.plugins.podtopologyspread.common import (
@@ -95,10 +96,11 @@ class _Entry:
 class SpreadCounter:
     """Per (pod key, constraints) the node shares and their totals; see the module doc."""
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "_seen")
 
     def __init__(self) -> None:
         self._entries: dict[Hashable, _Entry] = {}
+        self._seen = SeenKeys()
 
     def totals(
         self,
@@ -106,9 +108,10 @@ class SpreadCounter:
         constraints: Sequence[SpreadConstraint],
         all_nodes: Sequence[NodeInfo],
         require_all: bool,
-    ) -> list[dict[str, int]]:
+    ) -> list[dict[str, int]] | None:
         """Per constraint, matching pods per topology value over ``all_nodes`` (shared
-        dicts: copy before changing them)."""
+        dicts: copy before changing them); None the first time a key is seen (count
+        directly then: keeping counts pays off only for a key that comes back)."""
         ns = pod.metadata.namespace
         spec = pod.spec
         aff = spec.affinity
@@ -120,9 +123,11 @@ class SpreadCounter:
             aff.node_affinity if aff is not None else None,
             spec.tolerations,
         )
+        entries = self._entries
+        if key not in entries and self._seen.first_sight(key):
+            return None
         required = RequiredNodeAffinity.of(pod)
         k = len(constraints)
-        entries = self._entries
         entry = entries.pop(key, None)
         if entry is not None and len(entry.nodes) == len(all_nodes):
             refs, gens, shares, totals = entry.nodes, entry.gens, entry.shares, entry.totals

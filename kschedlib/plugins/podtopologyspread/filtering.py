@@ -134,7 +134,8 @@ def cal_pre_filter_state(
         return PreFilterState()
     if counter is not None:
         totals = counter.totals(pod, constraints, all_nodes, True)
-        return _state_from_counts(pod, constraints, [dict(m) for m in totals])
+        if totals is not None:
+            return _state_from_counts(pod, constraints, [dict(m) for m in totals])
     ns = pod.metadata.namespace
     required = RequiredNodeAffinity.of(pod)
     counts: list[dict[str, int]] = [{} for _ in constraints]

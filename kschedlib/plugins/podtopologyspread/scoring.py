@@ -130,8 +130,11 @@ def count_domains(
     """Add up, over all nodes, the matching pods of the topology values being scored (from
     ``counter``'s totals, kept up to date across cycles, when given)."""
     constraints = s.constraints
-    if counter is not None:
-        totals = counter.totals(pod, constraints, all_nodes, require_all_topologies)
+    totals = (
+        None if counter is None
+        else counter.totals(pod, constraints, all_nodes, require_all_topologies)
+    )
+    if totals is not None:
         for counts, total in zip(s.tp_value_to_pod_counts, totals, strict=True):
             for value in counts:
                 counts[value] += total.get(value, 0)
