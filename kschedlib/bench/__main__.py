@@ -1,5 +1,5 @@
 """python -m kschedlib.bench SCENARIO.json [--limit N]
-python -m kschedlib.bench --suite DIR [--limit N | --quick] [--only SUBSTRING]
+python -m kschedlib.bench --suite DIR [--limit N | --quick] [--only NAME,...]
 python -m kschedlib.bench --placements SCENARIO.json PLACEMENTS.txt [--limit N]
 python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]"""
 
@@ -25,8 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--suite", metavar="DIR", help="run every workload of DIR, one line each")
     ap.add_argument("--quick", action="store_true",
                     help=f"with --suite: only the first {QUICK_LIMIT} pending pods (smoke test)")
-    ap.add_argument("--only", metavar="SUBSTRING", help="with --suite: workloads whose file "
-                    "name contains SUBSTRING")
+    ap.add_argument("--only", metavar="NAMES", help="with --suite: only these workloads "
+                    "(file names without .json, comma-separated)")
     ap.add_argument("--placements", metavar="PLACEMENTS",
                     help="compare the placements with this file ('namespace/name node' lines) "
                     "and report the first differing pod")

@@ -47,7 +47,8 @@ def main(directory: str, limit: int | None = None, only: str | None = None, out:
     out = out or sys.stdout
     files = workload_files(directory)
     if only:
-        files = [f for f in files if only in os.path.basename(f)]
+        wanted = set(only.split(","))
+        files = [f for f in files if os.path.basename(f)[: -len(".json")] in wanted]
     if not files:
         print(f"no workloads in {directory}", file=out)
         return 1

@@ -67,6 +67,9 @@ def test_suite_prints_one_line_per_workload(tmp_path: Path, capsys: Any) -> None
     for line in lines[1:]:
         assert "4 nodes      2 pods" in line and "pods/s" in line and "MB" in line
         assert "(2 attempts, 2 scheduled)" in line
+    assert main(["--suite", str(tmp_path), "--only", "b-tiny", "--limit", "1"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and lines[1].startswith("b-tiny")
 
 
 def test_suite_line_format() -> None:
