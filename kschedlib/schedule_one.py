@@ -23,7 +23,11 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 
 class SchedulingError(Exception):
-    """A scheduling cycle failed with an error (not a FitError): a plugin or extender error."""
+    """A scheduling cycle failed with an error (not a FitError): a plugin or extender error.
+    ``partial`` holds what the cycle had found when it failed after filtering (a Score
+    error), for explanations."""
+
+    partial: ScheduleResult | None = None
 
 
 @attrs.define(slots=True)
@@ -95,22 +99,29 @@ class SchedulingAlgorithm:
                 nominated_fast_path=fast,
             )
         breakdown = ScoreBreakdown([], {}, {}, {}) if explain else None
-        if breakdown is None and not self.extenders and fwk.has_score_plugins():
-            # The common path: totals only, no per-node result objects.
-            host = self._select_host_from_totals(
-                feasible, self._prioritize_totals(fwk, state, pod, feasible)
-            )
-            return ScheduleResult(
-                host,
-                len(feasible) + len(diagnosis.node_to_status),
-                len(feasible),
-                diagnosis,
+        try:
+            if breakdown is None and not self.extenders and fwk.has_score_plugins():
+                # The common path: totals only, no per-node result objects.
+                host = self._select_host_from_totals(
+                    feasible, self._prioritize_totals(fwk, state, pod, feasible)
+                )
+                return ScheduleResult(
+                    host,
+                    len(feasible) + len(diagnosis.node_to_status),
+                    len(feasible),
+                    diagnosis,
+                    feasible,
+                    [],
+                    None,
+                    fast,
+                )
+            scores = self.prioritize_nodes(fwk, state, pod, feasible, breakdown)
+        except SchedulingError as exc:
+            exc.partial = ScheduleResult(
+                "", len(feasible) + len(diagnosis.node_to_status), len(feasible), diagnosis,
                 feasible,
-                [],
-                None,
-                fast,
             )
-        scores = self.prioritize_nodes(fwk, state, pod, feasible, breakdown)
+            raise
         host = self.select_host(scores)
         return ScheduleResult(
             host,

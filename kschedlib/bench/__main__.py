@@ -1,4 +1,4 @@
-"""python -m kschedlib.bench SCENARIO.json [--limit N]
+"""python -m kschedlib.bench SCENARIO.json [--limit N] | --workload dra-structured-500n
 python -m kschedlib.bench --suite DIR [--limit N | --quick] [--only NAME,...]
 python -m kschedlib.bench --placements SCENARIO.json PLACEMENTS.txt [--limit N]
 python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]"""
@@ -33,9 +33,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument(
         "--workload",
-        choices=["anti-affinity-spread"],
-        help="schedule a synthetic workload on the scenario's nodes instead of its pods: "
-        "400 apps x 5 pods with hostname anti-affinity and zone spreading",
+        choices=["anti-affinity-spread", "dra-structured-500n"],
+        help="anti-affinity-spread: 400 apps x 5 pods with hostname anti-affinity and zone "
+        "spreading on the scenario's nodes instead of its pods; dra-structured-500n (no "
+        "scenario file): scheduler_perf's DRA case, 500 nodes with 10 devices each, 2500 "
+        "running pods with allocated claims and 2500 pods with template claims to schedule",
     )
     args = ap.parse_args(args_in)
     limit = args.limit or (QUICK_LIMIT if args.quick else None)
@@ -43,14 +45,14 @@ def main(argv: list[str] | None = None) -> int:
         from kschedlib.bench.suite import main as suite_main
 
         return suite_main(args.suite, limit, args.only)
-    if not args.scenario:
-        ap.error("a scenario file (or --suite DIR) is required")
-    if args.one:
+    if args.scenario is None and args.workload != "dra-structured-500n":
+        ap.error("a scenario file (or --suite DIR, or --workload dra-structured-500n) is needed")
+    if args.one and args.scenario:
         from kschedlib.bench.suite import measure
 
         print(json.dumps(measure(args.scenario, limit)))
         return 0
-    if args.placements:
+    if args.placements and args.scenario:
         from kschedlib.bench.placements import main as placements_main
 
         return placements_main(args.scenario, args.placements, limit)

@@ -46,7 +46,14 @@ class BenchRun:
         return self.pending / self.wall if self.wall > 0 else 0.0
 
 
-def load(path: str, workload: str | None = None) -> Scenario:
+def load(path: str | None, workload: str | None = None) -> Scenario:
+    """The scenario file, or a synthetic ``workload`` (on its nodes, or on its own)."""
+    if workload == "dra-structured-500n":
+        from kschedlib.bench.workloads import dra_structured_scenario
+
+        return dra_structured_scenario()
+    if path is None:
+        raise ValueError("a scenario file is needed")
     scenario = Scenario.load(path)
     if workload == "anti-affinity-spread":
         from kschedlib.bench.workloads import anti_affinity_spread_pods, with_pending
@@ -88,7 +95,7 @@ def schedule(
 
 
 def run(
-    path: str, limit: int | None = None, out: Any = None, workload: str | None = None
+    path: str | None, limit: int | None = None, out: Any = None, workload: str | None = None
 ) -> dict[str, float]:
     """Schedule the scenario's pending pods (or a synthetic ``workload`` on its nodes)."""
     out = out or sys.stdout

@@ -22,13 +22,11 @@ DEFAULT_MAX_TABLES = 16
 class NodeLocalCache:
     """Result tables per signature key, the least recently used dropped beyond ``max_tables``."""
 
-    __slots__ = ("_tables", "hits", "max_tables", "misses")
+    __slots__ = ("_tables", "max_tables")
 
     def __init__(self, max_tables: int = DEFAULT_MAX_TABLES) -> None:
         self._tables: dict[Hashable, Table] = {}
         self.max_tables = max_tables
-        self.hits = 0
-        self.misses = 0
 
     def table(self, key: Hashable) -> Table:
         tables = self._tables
