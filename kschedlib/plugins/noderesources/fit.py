@@ -192,7 +192,7 @@ def _build_scorer(strategy: ScoringStrategy) -> Scorer:
 class Fit:
     """The NodeResourcesFit plugin: PreFilter, Filter, PreScore, Score and queueing hints."""
 
-    __slots__ = ("_ignored", "_ignored_groups", "_scorer", "handle")
+    __slots__ = ("_ignored", "_ignored_groups", "_memo", "_scorer", "handle")
 
     def __init__(self, args: NodeResourcesFitArgs, handle: Any = None) -> None:
         self._ignored = frozenset(args.ignored_resources)
@@ -206,6 +206,8 @@ class Fit:
             pod_level=False,
         )
         self.handle = handle
+        # The last pod's request (pods are immutable; a cycle asks several times).
+        self._memo: tuple[Pod, Resource] | None = None
 
     @property
     def name(self) -> str:
@@ -216,7 +218,7 @@ class Fit:
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
         """SignPod: the fields its Filter and Score read."""
-        r = compute_pod_resource_request(pod)
+        r = self._request(pod)
         return (
             r.milli_cpu,
             r.memory,
@@ -230,7 +232,7 @@ class Fit:
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        request = compute_pod_resource_request(pod)
+        request = self._request(pod)
         scalars = tuple(
             (name, q)
             for name, q in sorted(request.scalar_resources.items())
@@ -238,6 +240,14 @@ class Fit:
         )
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(request, scalars))
         return None, None
+
+    def _request(self, pod: Pod) -> Resource:
+        memo = self._memo
+        if memo is not None and memo[0] is pod:
+            return memo[1]
+        request = compute_pod_resource_request(pod)
+        self._memo = (pod, request)
+        return request
 
     def pre_filter_extensions(self) -> None:
         return None
