@@ -105,16 +105,22 @@ class ImageLocality:
         """Score for every node at once (same result as ``score`` per node)."""
         s = self._pod_images(state, pod)
         names, num_nodes, count = s.names, s.total_num_nodes, len(s.names)
+        none = calculate_priority(0, count)  # a node holding none of the images
         out: list[int] = []
+        append = out.append
         for ni in nodes:
             image_states = ni.image_states
+            if not image_states:
+                append(none)
+                continue
             total = 0
-            if image_states:
-                for name in names:
-                    st = image_states.get(name)
-                    if st is not None:
-                        total += scaled_image_score(st, num_nodes)
-            out.append(calculate_priority(total, count))
+            found = False
+            for name in names:
+                st = image_states.get(name)
+                if st is not None:
+                    found = True
+                    total += scaled_image_score(st, num_nodes)
+            append(calculate_priority(total, count) if found else none)
         return out, None
 
     def score_extensions(self) -> ScoreExtensions | None:
