@@ -10,6 +10,7 @@ USAGE = """usage: kschedlib COMMAND [ARGS]
 
 commands:
   simulate PATH   schedule a scenario (JSON) or a folder of manifests and report placements
+  sweep CLUSTER   run many what-if variants (zones down, growth, failures) locally or on Dask
 """
 
 
@@ -27,6 +28,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             # The reader (e.g. `| head`) went away: stop quietly, as Unix tools do.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
+    if args[0] == "sweep":
+        from kschedlib.cli.sweep import main as sweep_main
+
+        return sweep_main(args[1:])
     sys.stderr.write(f"kschedlib: unknown command {args[0]!r}\n{USAGE}")
     return 2
 
