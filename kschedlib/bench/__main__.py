@@ -1,5 +1,6 @@
 """python -m kschedlib.bench SCENARIO.json [--limit N]
-python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]"""
+python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]
+python -m kschedlib.bench --sweep SCENARIO.json [--workers N] [--limit N]"""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ def main(argv: list[str] | None = None) -> int:
 
         args_in.remove("--snapshot")
         return snapshot_main(args_in)
+    if "--sweep" in args_in:
+        from kschedlib.bench.sweep_bench import main as sweep_main
+
+        args_in.remove("--sweep")
+        return sweep_main(args_in)
     ap = argparse.ArgumentParser(prog="python -m kschedlib.bench", description=__doc__)
     ap.add_argument("scenario", help="scenario JSON (conformance format)")
     ap.add_argument("--limit", type=int, help="schedule only the first N pending pods")
