@@ -3,8 +3,6 @@ the pods waiting to be scheduled, split once so every variant starts from the sa
 
 from __future__ import annotations
 
-import hashlib
-import pickle
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -69,11 +67,6 @@ class BaseCluster:
 
         config, objects = load_input(path)
         return cls.from_objects(objects, config)
-
-    @property
-    def token(self) -> str:
-        """A content hash: workers cache the scheduler they build for one base cluster."""
-        return hashlib.sha256(pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
 
     def zones(self) -> list[str]:
         """The zones of the nodes, sorted; nodes without a zone label are not counted."""
