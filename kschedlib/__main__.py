@@ -9,8 +9,10 @@ from collections.abc import Sequence
 USAGE = """usage: kschedlib COMMAND [ARGS]
 
 commands:
-  simulate PATH   schedule a scenario (JSON) or a folder of manifests and report placements
-  sweep CLUSTER   run many what-if variants (zones down, growth, failures) locally or on Dask
+  simulate PATH...  schedule kubectl dumps, manifests (files, folders, - for stdin) or a
+                    scenario (JSON) and report placements
+  sweep CLUSTER     run many what-if variants (zones down, growth, failures) locally or
+                    on Dask
 """
 
 

@@ -28,13 +28,23 @@ def test_simulate_json_reports_placements_preemption_and_failures() -> None:
     api_nodes = {by_pod[f"shop/api-{i}"]["node"] for i in range(3)}
     assert len(api_nodes) == 3  # required hostname anti-affinity
     assert {n["node"] for n in data["nodes"]} == {"a1", "a2", "a3", "b1", "b2", "gpu1"}
+    # The DRA inference pod gets one of gpu1's two DRA GPUs through its generated claim.
+    assert by_pod["ml/inference"]["node"] == "gpu1"
+    (claim,) = data["resourceClaims"]
+    assert claim["pod"] == "ml/inference" and claim["claim"] == "ml/inference-gpu-q8w4z"
+    assert [d["device"] for d in claim["devices"]] == ["gpu-0"]
+    assert data["deviceUtilization"] == [
+        {"node": "gpu1", "devicesAllocated": 1, "devicesPublished": 2}
+    ]
 
 
 def test_simulate_text_and_explain() -> None:
     out, err = io.StringIO(), io.StringIO()
     assert simulate_main([str(EXAMPLE), "--explain", "shop/web-0", "--quiet"], out, err) == 0
     text = out.getvalue()
-    assert "Placements (9/10 pods scheduled)" in text
+    assert "Placements (10/11 pods scheduled)" in text
+    assert "ml/inference  ml/inference-gpu-q8w4z: gpu.example.com/gpu1/gpu-0 (gpu)" in text
+    assert "gpu1                    1/2     50.0%" in text
     assert "Preemptions (1)" in text
     assert "Pod shop/web-0 (profile default-scheduler)" in text
     assert "NodeResourcesFit" in text and "Selected:" in text
@@ -113,3 +123,52 @@ def test_simulate_piped_into_head_exits_quietly() -> None:
     )
     assert proc.stdout.startswith("Placements (")
     assert "Traceback" not in proc.stderr
+
+
+GANG_EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gang-job.yaml"
+
+
+def test_simulate_feature_gates_on_the_gang_example() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    gates = "GenericWorkload=true,GangScheduling=true"
+    assert simulate_main([str(GANG_EXAMPLE), "--json", "--feature-gates", gates], out, err) == 0
+    pods = {p["pod"]: p for p in json.loads(out.getvalue())["pods"]}
+    assert {k for k, p in pods.items() if p["outcome"] == "Scheduled"} >= {
+        "ml/trial-a-0", "ml/trial-a-1", "ml/trial-b-0", "ml/trial-b-1", "ml/training-driver"
+    }
+    waiting = [k for k, p in pods.items() if p["outcome"] == "Waiting"]
+    assert len(waiting) == 3 and all(k.startswith("ml/training-worker") for k in waiting)
+    assert pods["ml/eval-0"]["outcome"] is None
+    assert "waiting for minCount pods from a gang to appear in scheduling queue" in pods["ml/eval-0"]["message"]
+    # Without the gates the same pods are placed one by one: no pod waits.
+    out = io.StringIO()
+    assert simulate_main([str(GANG_EXAMPLE), "--json"], out, io.StringIO()) == 0
+    assert all(p["outcome"] != "Waiting" for p in json.loads(out.getvalue())["pods"])
+
+
+def test_simulate_feature_gates_text_and_errors() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    gates = "GenericWorkload=true,GangScheduling=true"
+    assert simulate_main([str(GANG_EXAMPLE), "--quiet", "--feature-gates", gates], out, err) == 0
+    text = out.getvalue()
+    assert "Waiting at Permit (3)" in text
+    assert "waiting for 1 more; the group times out in 300s" in text
+    out = io.StringIO()
+    argv = [str(GANG_EXAMPLE), "--quiet", "--feature-gates", gates, "--explain", "ml/eval-0"]
+    assert simulate_main(argv, out, io.StringIO()) == 1
+    assert out.getvalue().rstrip().endswith(
+        "no scheduling attempt recorded for ml/eval-0: GangScheduling: waiting for minCount pods "
+        "from a gang to appear in scheduling queue (gang ml/sweep/eval: quorum not met, 2 of "
+        "minCount 3 pods exist, waiting for 1 more)"
+    )
+    err = io.StringIO()
+    assert simulate_main([str(GANG_EXAMPLE), "--feature-gates", "Bogus=true"], io.StringIO(), err) == 2
+    assert err.getvalue() == (
+        'kschedlib simulate: invalid argument "Bogus=true" for "--feature-gates" flag: '
+        "unrecognized feature gate: Bogus\n"
+    )
+    err = io.StringIO()
+    assert simulate_main(
+        [str(GANG_EXAMPLE), "--feature-gates", "SidecarContainers=false"], io.StringIO(), err
+    ) == 2
+    assert "feature is locked to true" in err.getvalue()

@@ -1,8 +1,12 @@
 """Kubernetes objects the scheduler reads, quantities, selectors and resource helpers."""
 
+from kschedlib.api.clients import as_api_dict, client_object_to_dict
+from kschedlib.api.cluster import Cluster, load_cluster
+from kschedlib.api.expand import expand_workloads
+from kschedlib.api.loader import ObjectList, load_objects, parse_documents
 from kschedlib.api.meta import ObjectMeta, OwnerReference
 from kschedlib.api.node import ContainerImage, Namespace, Node, NodeSpec, NodeStatus, Taint
-from kschedlib.api.objects import load_objects
+from kschedlib.api.objects import KINDS, register_kind
 from kschedlib.api.pod import (
     Affinity,
     Container,
@@ -22,6 +26,14 @@ from kschedlib.api.pod import (
 )
 from kschedlib.api.quantity import Quantity, parse_quantity
 from kschedlib.api.resource import Resource, compute_pod_resources, pod_requests
+from kschedlib.api.resource_v1 import (
+    AllocationResult,
+    Device,
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from kschedlib.api.selectors import (
     LabelSelector,
     LabelSelectorRequirement,
@@ -34,7 +46,12 @@ from kschedlib.api.selectors import (
 from kschedlib.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kschedlib.api.taints import find_untolerated_taint, tolerates
 from kschedlib.api.workloads import (
+    DaemonSet,
+    Deployment,
+    Job,
     PodDisruptionBudget,
+    PodTemplateSpec,
+    PriorityClass,
     ReplicaSet,
     ReplicationController,
     Service,
@@ -42,8 +59,28 @@ from kschedlib.api.workloads import (
 )
 
 __all__ = [
+    "KINDS",
     "Affinity",
+    "AllocationResult",
+    "Device",
+    "DeviceClass",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "ResourceSlice",
     "CSINode",
+    "Cluster",
+    "DaemonSet",
+    "Deployment",
+    "Job",
+    "ObjectList",
+    "PodTemplateSpec",
+    "PriorityClass",
+    "as_api_dict",
+    "client_object_to_dict",
+    "expand_workloads",
+    "load_cluster",
+    "parse_documents",
+    "register_kind",
     "Container",
     "ContainerImage",
     "ContainerPort",

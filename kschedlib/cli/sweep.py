@@ -66,7 +66,9 @@ def main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = No
     err = sys.stderr if err is None else err
 
     ap = argparse.ArgumentParser(prog="kschedlib sweep", description=__doc__)
-    ap.add_argument("cluster", help="scenario JSON, manifest file or folder (as simulate reads)")
+    ap.add_argument("cluster", nargs="+", metavar="CLUSTER",
+                    help="kubectl dumps, manifest files or folders, scenario JSON (as simulate "
+                         "reads them; several are merged)")
     ap.add_argument("--baseline", action="store_true", help="add the unchanged cluster as a row")
     ap.add_argument("--zones-down", action="store_true", help="one variant per zone lost")
     ap.add_argument("--nodes-down", nargs="*", metavar="NODE",
@@ -89,9 +91,9 @@ def main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = No
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(list(argv))
     try:
-        base = BaseCluster.load(args.cluster)
+        base = BaseCluster.load(*args.cluster)
         if not base.nodes:
-            err.write(f"kschedlib sweep: {args.cluster}: no nodes found\n")
+            err.write(f"kschedlib sweep: {', '.join(args.cluster)}: no nodes found\n")
             return 2
         variants = build_variants(args, base)
         if not variants:

@@ -33,6 +33,9 @@ class BaseCluster:
     pods: tuple[Pod, ...] = ()
     pending: tuple[Pod, ...] = ()
     objects: tuple[Any, ...] = ()
+    held: tuple[tuple[str, Pod], ...] = ()
+    """OrderedReady StatefulSet pods, each created once the pod whose key it is paired with
+    is bound (as `kschedlib simulate` runs them)."""
 
     @classmethod
     def from_objects(
@@ -61,12 +64,14 @@ class BaseCluster:
         )
 
     @classmethod
-    def load(cls, path: str) -> BaseCluster:
-        """A scenario file, a manifest file or a folder of manifests, as `simulate` reads them."""
-        from kschedlib.cli.simulate import load_input
+    def load(cls, *sources: Any) -> BaseCluster:
+        """Whatever `kschedlib simulate` reads (kubectl dumps, manifests, folders, scenario
+        files, several at once), manifests expanded as the controllers would."""
+        from kschedlib.api.cluster import load_cluster
 
-        config, objects = load_input(path)
-        return cls.from_objects(objects, config)
+        cluster = load_cluster(*sources)
+        base = cls.from_objects(cluster.initial_objects(), cluster.config)
+        return attrs.evolve(base, held=tuple(cluster.held_pods().items()))
 
     def zones(self) -> list[str]:
         """The zones of the nodes, sorted; nodes without a zone label are not counted."""

@@ -165,10 +165,10 @@ def plan_variant(base: BaseCluster, variant: Variant, index: int = 0) -> _Plan:
 
 
 def _run_to_completion(
-    sched: Scheduler, clock: FakeClock
+    sched: Scheduler, clock: FakeClock, held: dict[str, Pod]
 ) -> tuple[dict[str, SchedulingResult], list[SchedulingResult]]:
     """Schedule until nothing is ready, letting backoffs expire: (last attempt per pod,
-    every attempt that preempted)."""
+    every attempt that preempted). A held pod is added once its predecessor is bound."""
     last: dict[str, SchedulingResult] = {}
     preempting: list[SchedulingResult] = []
     for _ in range(MAX_ROUNDS):
@@ -176,6 +176,9 @@ def _run_to_completion(
             last[r.key] = r
             if r.victims:
                 preempting.append(r)
+            nxt = held.pop(r.key, None) if r.outcome == Outcome.Scheduled else None
+            if nxt is not None:
+                sched.add_pod(nxt)
         if not sched.queue.pods_in_backoff_q() and not sched.queue.pods_in_active_q():
             break
         clock.advance(1.0)
@@ -206,25 +209,36 @@ def _utilization(sched: Scheduler) -> dict[str, dict[str, float]]:
     }
 
 
-def run_variant(base: BaseCluster, variant: Variant, index: int = 0, seed: int = 0) -> dict[str, Any]:
-    """Schedule the variant to completion and return its compact record (plain data)."""
-    plan = plan_variant(base, variant, index)
+def _fresh_scheduler(
+    base: BaseCluster, variant: Variant, plan: _Plan, seed: int
+) -> tuple[Scheduler, FakeClock]:
+    """A scheduler holding the variant's cluster, built event by event from the objects."""
     clock = FakeClock()
     config = variant.config if variant.config is not None else base.config
-    sched = Scheduler(config, clock=clock, seed=seed, explain=False)
+    sched = Scheduler(config, clock=clock, seed=seed, explain=False,
+                      feature_gates=dict(variant.feature_gates) or None)
     for n in plan.nodes:
         sched.add_node(n)
     for o in base.objects:
         sched.add_object(o)
     for p in plan.pods:
         sched.add_pod(p)
+    return sched, clock
+
+
+def run_variant(base: BaseCluster, variant: Variant, index: int = 0, seed: int = 0) -> dict[str, Any]:
+    """Schedule the variant to completion and return its compact record (plain data)."""
+    plan = plan_variant(base, variant, index)
+    sched, clock = _fresh_scheduler(base, variant, plan, seed)
     for p in plan.pending:
         sched.add_pod(p)
-    last, preempting = _run_to_completion(sched, clock)
+    held = dict(base.held)
+    to_schedule = plan.pending + list(held.values())
+    last, preempting = _run_to_completion(sched, clock, held)
     bound = {p.uid for p in sched.bound_pods()}
-    scheduled = sum(1 for p in plan.pending if p.uid in bound)
+    scheduled = sum(1 for p in to_schedule if p.uid in bound)
     reasons: Counter[str] = Counter()
-    for p in plan.pending:
+    for p in to_schedule:
         if p.uid in bound:
             continue
         r = last.get(p.key)
@@ -236,9 +250,9 @@ def run_variant(base: BaseCluster, variant: Variant, index: int = 0, seed: int =
         "nodes": len(plan.nodes),
         "nodes_removed": len(plan.removed),
         "nodes_added": len(plan.added),
-        "pods_to_schedule": len(plan.pending),
+        "pods_to_schedule": len(to_schedule),
         "scheduled": scheduled,
-        "unschedulable": len(plan.pending) - scheduled,
+        "unschedulable": len(to_schedule) - scheduled,
         "preemptions": len(preempting),
         "victims": sum(len(r.victims) for r in preempting),
         "lost_pods": len(plan.lost),
@@ -246,4 +260,3 @@ def run_variant(base: BaseCluster, variant: Variant, index: int = 0, seed: int =
         "utilization": _utilization(sched),
     }
     return record
-

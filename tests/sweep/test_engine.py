@@ -93,3 +93,32 @@ def test_preemption_is_counted() -> None:
     ])
     rec = run_variant(base, Variant(name="v"))
     assert rec["preemptions"] == 1 and rec["victims"] == 1 and rec["scheduled"] == 1
+
+
+def test_feature_gates_per_variant() -> None:
+    from kschedlib.sweep.execute import run_sweep
+
+    base = three_zone_cluster()
+    res = run_sweep(base, [
+        Variant(name="gang-on", feature_gates={"GenericWorkload": True, "GangScheduling": True}),
+        Variant(name="bogus", feature_gates={"NoSuchGate": True}),
+    ])
+    assert res.records[0]["scheduled"] == 8
+    assert "NoSuchGate" in res.records[1]["error"]
+
+
+def test_ordered_ready_statefulset_pods_are_held_until_their_predecessor_runs() -> None:
+    sts = {
+        "apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "db", "namespace": "default"},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "db"}},
+                 "template": {"metadata": {"labels": {"app": "db"}},
+                              "spec": {"containers": [{"name": "c", "image": "i", "resources": {
+                                  "requests": {"cpu": "1"}}}]}}},
+    }
+    nodes = [node("a", "z1", cpu="2").to_dict()]
+    base = BaseCluster.load([*nodes, sts])
+    assert len(base.held) == 2
+    rec = run_variant(base, Variant(name="v"))
+    assert rec["pods_to_schedule"] == 3
+    assert rec["scheduled"] == 2 and rec["unschedulable"] == 1
