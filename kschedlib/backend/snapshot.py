@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.backend.cache.node_tree import NodeTree
-from kschedlib.framework.types import ImageStateSummary, NodeInfo, PodInfo
+from kschedlib.framework.types import ImageStateSummary, NodeInfo, PodInfo, next_generation
 
 
 class Snapshot:
@@ -20,6 +20,8 @@ class Snapshot:
         "have_pods_with_required_anti_affinity_node_info_list",
         "used_pvc_set",
         "generation",
+        "shared_generation",
+        "_index",
     )
 
     def __init__(self) -> None:
@@ -29,6 +31,10 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
         self.used_pvc_set: set[str] = set()
         self.generation = 0
+        # Entries with a generation at or below this are shared with a fork: the cache
+        # replaces them (``unshare``) instead of updating them in place.
+        self.shared_generation = 0
+        self._index: dict[str, int] = {}
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -77,6 +83,49 @@ class Snapshot:
             n for n in self.node_info_list if n.pods_with_required_anti_affinity
         ]
         self.used_pvc_set = {k for n in self.node_info_list for k in n.pvc_ref_counts}
+
+    def share_into(self, new: Snapshot) -> None:
+        """Make ``new`` equal to this snapshot, sharing the NodeInfos copy-on-write (both
+        snapshots replace a shared entry instead of writing it: see ``unshare``)."""
+        mark = next_generation()
+        self.shared_generation = mark
+        new.node_info_map = dict(self.node_info_map)
+        new.node_info_list = list(self.node_info_list)
+        new.have_pods_with_affinity_node_info_list = list(
+            self.have_pods_with_affinity_node_info_list
+        )
+        new.have_pods_with_required_anti_affinity_node_info_list = list(
+            self.have_pods_with_required_anti_affinity_node_info_list
+        )
+        new.used_pvc_set = set(self.used_pvc_set)
+        new.generation = self.generation
+        new.shared_generation = mark
+        new._index = {}
+
+    def unshare(self, name: str, old: NodeInfo) -> NodeInfo:
+        """Replace the shared entry ``old`` of ``name`` by a private shallow copy everywhere it
+        is listed, and return the copy (which the caller then updates in place)."""
+        new = NodeInfo.__new__(NodeInfo)
+        for slot in NodeInfo.__slots__:
+            setattr(new, slot, getattr(old, slot))
+        self.node_info_map[name] = new
+        lst = self.node_info_list
+        i = self._index.get(name)
+        if i is None or i >= len(lst) or lst[i] is not old:
+            self._index = {ni.name: k for k, ni in enumerate(lst)}
+            i = self._index.get(name)
+        if i is not None and lst[i] is old:
+            lst[i] = new
+        for aff in (
+            self.have_pods_with_affinity_node_info_list,
+            self.have_pods_with_required_anti_affinity_node_info_list,
+        ):
+            if aff:
+                for k, ni in enumerate(aff):
+                    if ni is old:
+                        aff[k] = new
+                        break
+        return new
 
     # SharedLister
     def node_infos(self) -> Snapshot:

@@ -89,8 +89,38 @@ class QueuedPodInfo:
             gating_plugin_events=self.gating_plugin_events,
         )
 
+    def fork_copy(self) -> QueuedPodInfo:
+        """Like ``deep_copy`` but keeping the PodInfo's computed resources (scheduler forks)."""
+        pi = self.pod_info
+        npi = _new_pod_info(PodInfo)
+        npi.pod = pi.pod
+        npi.required_affinity_terms = pi.required_affinity_terms
+        npi.required_anti_affinity_terms = pi.required_anti_affinity_terms
+        npi.preferred_affinity_terms = pi.preferred_affinity_terms
+        npi.preferred_anti_affinity_terms = pi.preferred_anti_affinity_terms
+        npi._resources = pi._resources
+        new = _new_qpi(QueuedPodInfo)
+        new.pod_info = npi
+        new.timestamp = self.timestamp
+        new.attempts = self.attempts
+        new.backoff_expiration = self.backoff_expiration
+        new.unschedulable_count = self.unschedulable_count
+        new.consecutive_errors_count = self.consecutive_errors_count
+        new.initial_attempt_timestamp = self.initial_attempt_timestamp
+        new.unschedulable_plugins = set(self.unschedulable_plugins)
+        new.pending_plugins = set(self.pending_plugins)
+        new.gating_plugin = self.gating_plugin
+        new.gating_plugin_events = self.gating_plugin_events
+        return new
+
     def __repr__(self) -> str:
         return (
             f"QueuedPodInfo({self.key!r}, attempts={self.attempts}, "
             f"unschedulable={sorted(self.unschedulable_plugins)}, gating={self.gating_plugin!r})"
         )
+
+
+_new_pod_info = PodInfo.__new__
+_new_qpi = QueuedPodInfo.__new__
+# fork_copy lists every field: a new field must be added there too (a test checks).
+FORK_COPIED_FIELDS = frozenset(f.name for f in attrs.fields(QueuedPodInfo))

@@ -72,6 +72,13 @@ class Heap(Generic[T]):
 
     # --- public API ---
 
+    def copy_from(self, other: Heap[T], copy_item: Callable[[T], T]) -> None:
+        """Replace the content by ``other``'s, each item passed through ``copy_item`` (forks);
+        the heap layout is kept, so pops come out in the same order."""
+        self._items = [copy_item(x) for x in other._items]
+        self._keys = list(other._keys)
+        self._index = dict(other._index)
+
     def add_or_update(self, obj: T) -> None:
         """Insert ``obj``, or replace the item with the same key and restore heap order."""
         key = self._key_fn(obj)

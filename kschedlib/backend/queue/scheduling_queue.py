@@ -141,6 +141,27 @@ class PriorityQueue:
         self.move_request_cycle = -1
         """Cycle of the last move request; kept as in Go, unused while queueing hints are on."""
 
+    # ------------------------------------------------------------------ forks
+
+    def copy_state_from(self, other: PriorityQueue) -> None:
+        """Take a copy of ``other``'s pods, in-flight log, nominations and counters (forks);
+        this queue keeps its own plugins, hints and clock. Each QueuedPodInfo is copied once,
+        so a pod listed in two places stays one object."""
+        memo: dict[int, QueuedPodInfo] = {}
+
+        def copy_item(p: QueuedPodInfo) -> QueuedPodInfo:
+            c = memo.get(id(p))
+            if c is None:
+                c = memo[id(p)] = p.fork_copy()
+            return c
+
+        self._active.copy_from(other._active, copy_item)
+        self._backoff.copy_from(other._backoff, copy_item)
+        self._unschedulable = {k: copy_item(v) for k, v in other._unschedulable.items()}
+        self._nominator.copy_from(other._nominator)
+        self.move_request_cycle = other.move_request_cycle
+        self.metrics.copy_from(other.metrics)
+
     # ------------------------------------------------------------------ helpers
 
     @property

@@ -140,6 +140,17 @@ class VolumeBinding:
     def name(self) -> str:
         return NAME
 
+    def clone(self, handle: Any) -> VolumeBinding:
+        """A copy bound to ``handle`` with its own assumed PVs/PVCs (scheduler forks)."""
+        new = VolumeBinding.__new__(VolumeBinding)
+        new._handle = handle
+        new.binder = self.binder.clone(handle)
+        new.bind_timeout_seconds = self.bind_timeout_seconds
+        new._scoring = self._scoring
+        new._scorer = self._scorer
+        new._statuses = self._statuses
+        return new
+
     # --- PreFilter ---
 
     def _pod_has_pvcs(self, pod: Pod) -> tuple[bool, str]:
