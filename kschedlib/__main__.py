@@ -10,6 +10,11 @@ USAGE = """usage: kschedlib COMMAND [ARGS]
 
 commands:
   simulate PATH   schedule a scenario (JSON) or a folder of manifests and report placements
+  capacity POD.yaml --cluster PATH [--limit N] [--json]
+                  how many replicas of a pod fit (cluster-capacity)
+  drain [NODE...] --cluster PATH [--json]
+                  can these nodes be removed (cluster-autoscaler rules); no NODE: rank
+                  the nodes removable one after another
 """
 
 
@@ -25,6 +30,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return simulate_main(args[1:])
         except BrokenPipeError:
             # The reader (e.g. `| head`) went away: stop quietly, as Unix tools do.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+    if args[0] in ("capacity", "drain"):
+        from kschedlib.cli.whatif import capacity_main, drain_main
+
+        run = capacity_main if args[0] == "capacity" else drain_main
+        try:
+            return run(args[1:])
+        except BrokenPipeError:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
     sys.stderr.write(f"kschedlib: unknown command {args[0]!r}\n{USAGE}")
