@@ -1,0 +1,201 @@
+"""Scheduler.transaction(): rollback, commit, exceptions, nesting, recorded side effects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from kschedlib import FakeClock, Scheduler
+from kschedlib.whatif import TransactionError
+from tests.whatif.helpers import cache_view, cluster, decisions, node, pod, snapshot_view
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.bound: list[tuple[str, str]] = []
+        self.deleted: list[str] = []
+
+    def bind(self, p: Any, node_name: str) -> None:
+        self.bound.append((p.key, node_name))
+
+    def delete_pod(self, p: Any, reason: str) -> None:
+        self.deleted.append(p.key)
+
+
+def _base(rec: Recorder | None = None) -> Scheduler:
+    s = Scheduler(clock=FakeClock(), seed=5, binder=rec, host_hooks=rec)
+    for i in range(3):
+        s.add_node(node(f"n{i}", cpu="2"))
+    s.add_pod(pod("low", cpu="1500m", node_name="n0", priority=1))
+    s.add_pod(pod("q1", cpu="300m"))
+    return s
+
+
+def test_rollback_by_default_and_on_rollback() -> None:
+    s = _base()
+    twin = _base()
+    with s.transaction():
+        s.add_node(node("big", cpu="32"))
+        s.add_pod(pod("t", cpu="1"))
+        assert any(r.node for r in s.run())
+    assert snapshot_view(s) == snapshot_view(twin)
+    assert decisions(s) == decisions(twin)
+    with s.transaction() as txn:
+        s.delete_node("n1")
+        txn.rollback()
+        with pytest.raises(TransactionError):
+            txn.commit()
+    assert snapshot_view(s) == snapshot_view(twin)
+
+
+def test_commit_keeps_everything() -> None:
+    s = _base()
+    with s.transaction() as txn:
+        s.add_node(node("big", cpu="32"))
+        s.add_pod(pod("t", cpu="1"))
+        s.run()
+        txn.commit()
+    assert "default/t" in [p.key for p in s.bound_pods()]
+    assert "big" in s.cache.node_names()
+
+
+def test_an_exception_rolls_back_and_propagates() -> None:
+    s = _base()
+    twin = _base()
+    with pytest.raises(RuntimeError), s.transaction() as txn:
+        s.add_pod(pod("t"))
+        s.run()
+        txn.commit()
+        raise RuntimeError("boom")
+    assert snapshot_view(s) == snapshot_view(twin)
+    assert decisions(s) == decisions(twin)
+
+
+def test_nested_transactions() -> None:
+    s = _base()
+    with s.transaction() as outer:
+        s.add_node(node("a", cpu="8"))
+        with s.transaction() as inner:
+            s.add_node(node("b", cpu="8"))
+            inner.commit()
+        with s.transaction():
+            s.add_node(node("c", cpu="8"))
+        assert "b" in s.cache.node_names() and "c" not in s.cache.node_names()
+        outer.commit()
+    assert {"a", "b"} <= set(s.cache.node_names())
+    with s.transaction():
+        with s.transaction() as inner:
+            s.add_node(node("d", cpu="8"))
+            inner.commit()
+    assert "d" not in s.cache.node_names()
+
+
+def test_binder_calls_and_victims_are_recorded_and_delivered_on_commit_only() -> None:
+    rec = Recorder()
+    s = _base(rec)
+    with s.transaction() as txn:
+        s.add_pod(pod("high", cpu="1500m", priority=1000))
+        s.add_node(node("tmp", cpu="1"))
+        s.run()
+        assert sorted(p.key for p, _ in txn.bindings) == ["default/high", "default/q1"]
+    assert rec.bound == [] and rec.deleted == []
+    with s.transaction() as txn:
+        s.delete_node("n1")
+        s.delete_node("n2")
+        s.add_pod(pod("high", cpu="1500m", priority=1000))
+        s.run()
+        assert [p.key for p, _ in txn.evictions] == ["default/low"]
+        txn.commit()
+    assert rec.deleted == ["default/low"]
+    assert [k for k, _ in rec.bound] == [p.key for p, _ in txn.bindings]
+    assert "default/high" in [k for k, _ in rec.bound]
+
+
+# --- exactness: random event sequences inside a transaction, rolled back ---------------
+
+_EVENT = st.one_of(
+    st.tuples(st.just("add_node"), st.integers(0, 5), st.sampled_from(["1", "2", "4"])),
+    st.tuples(st.just("delete_node"), st.integers(0, 5), st.just("")),
+    st.tuples(st.just("add_pod"), st.integers(0, 30), st.sampled_from(["200m", "700m", "1500m"])),
+    st.tuples(st.just("add_high"), st.integers(0, 30), st.sampled_from(["900m", "1800m"])),
+    st.tuples(st.just("delete_pod"), st.integers(0, 30), st.just("")),
+    st.tuples(st.just("run"), st.integers(1, 4), st.just("")),
+    st.tuples(st.just("tick"), st.integers(1, 20), st.just("")),
+)
+
+
+def _world(seed: int) -> tuple[Scheduler, FakeClock]:
+    clock = FakeClock()
+    s = Scheduler(clock=clock, seed=seed)
+    for i in range(4):
+        s.add_node(node(f"n{i}", zone=f"z{i % 2}", cpu="2"))
+    for i in range(4):
+        s.add_pod(pod(f"run{i}", cpu="700m", node_name=f"n{i}", priority=1))
+    for i in range(5):
+        s.add_pod(pod(f"w{i}", cpu="600m", priority=i % 2))
+    s.run(max_cycles=2)
+    return s, clock
+
+
+def _apply(s: Scheduler, clock: FakeClock, ev: tuple[str, int, str]) -> None:
+    kind, i, arg = ev
+    if kind == "add_node":
+        name = f"x{i}"
+        if name not in s.cache.node_names():
+            s.add_node(node(name, zone=f"z{i % 2}", cpu=arg))
+    elif kind == "delete_node":
+        names = s.cache.node_names()
+        if names:
+            s.delete_node(names[i % len(names)])
+    elif kind in ("add_pod", "add_high"):
+        p = pod(f"e{i}", cpu=arg, priority=500 if kind == "add_high" else 0)
+        if p.uid not in s._pending and s._cached(p) is None:
+            s.add_pod(p)
+    elif kind == "delete_pod":
+        pods = sorted(s.bound_pods() + s.pending_pods(), key=lambda p: p.key)
+        if pods:
+            s.delete_pod(pods[i % len(pods)])
+    elif kind == "run":
+        s.run(max_cycles=i)
+    elif kind == "tick":
+        s.tick()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 3),
+    events=st.lists(_EVENT, max_size=12),
+    after=st.lists(_EVENT.filter(lambda e: e[0] != "tick"), max_size=6),
+)
+def test_rollback_is_exact(seed: int, events: list[tuple[str, int, str]], after: list[tuple[str, int, str]]) -> None:
+    s, clock = _world(seed)
+    twin, twin_clock = _world(seed)
+    with s.transaction():
+        for ev in events:
+            _apply(s, clock, ev)
+    assert snapshot_view(s) == snapshot_view(twin)
+    assert cache_view(s) == cache_view(twin)
+    assert s.queue.nominator.nominated_pod_to_node == twin.queue.nominator.nominated_pod_to_node
+    assert sorted(p.key for p in s.pending_pods()) == sorted(p.key for p in twin.pending_pods())
+    assert [e.message for e in s.events] == [e.message for e in twin.events]
+    for ev in after:
+        _apply(s, clock, ev)
+        _apply(twin, twin_clock, ev)
+        assert snapshot_view(s) == snapshot_view(twin)
+        assert cache_view(s) == cache_view(twin)
+    clock.advance(400)
+    twin_clock.advance(400)
+    assert decisions(s) == decisions(twin)
+    assert snapshot_view(s) == snapshot_view(twin)
+
+
+def test_fork_inside_transaction_survives_rollback() -> None:
+    s = cluster(3)
+    with s.transaction():
+        s.add_pod(pod("inside"))
+        f = s.fork()
+    assert "default/inside" in [p.key for p in f.pending_pods()]
+    assert "default/inside" not in [p.key for p in s.pending_pods()]
