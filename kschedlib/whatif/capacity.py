@@ -122,6 +122,7 @@ def capacity(sched: Scheduler, pod: Pod, *, limit: int | None = None, batch: boo
     counts: dict[str, int] = {}
     stop = "limit"
     i = 0
+    batched = 0
     while limit is None or i < limit:
         replica = make_replica(pod, base, i)
         host = fast.schedule(replica) if fast is not None and i > 0 else None
@@ -139,10 +140,11 @@ def capacity(sched: Scheduler, pod: Pod, *, limit: int | None = None, batch: boo
         else:
             bound = replica.with_node_name(host)
             fork.cache.add_pod(bound)
+            batched += 1
         placed.append((replica.metadata.name, host))
         counts[host] = counts.get(host, 0) + 1
         i += 1
-    return CapacityReport(pod.key, len(placed), counts, stop, limit, tuple(placed))
+    return CapacityReport(pod.key, len(placed), counts, stop, limit, tuple(placed), batched)
 
 
 def _fast_eligible(fork: Scheduler, fwk: Framework, pod: Pod) -> bool:

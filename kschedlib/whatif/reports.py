@@ -80,6 +80,8 @@ class CapacityReport:
     limit: int | None = None
     replicas: tuple[tuple[str, str], ...] = ()
     """(replica name, node) in creation order."""
+    batched: int = 0
+    """Replicas placed by the batched loop (the others ran a full scheduling cycle)."""
 
     @property
     def limited(self) -> bool:
