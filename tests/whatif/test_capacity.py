@@ -150,3 +150,15 @@ def test_report_output() -> None:
     text = str(r)
     assert text.splitlines()[0].startswith("4 replica(s) of default/web fit on 2 node(s)")
     assert "NODE" in text and "n0" in text
+
+
+def test_batched_loop_reaches_the_same_fit_error() -> None:
+    s = Scheduler(clock=FakeClock(), seed=3)
+    for i in range(110):
+        s.add_node(node(f"n{i:03d}", zone=f"z{i % 2}", cpu="1" if i % 3 else "2"))
+    tpl = _template(cpu="400m")
+    fast, slow = capacity(s, tpl), capacity(s, tpl, batch=False)
+    assert fast.count == slow.count == 2 * 73 + 5 * 37
+    assert fast.replicas == slow.replicas
+    assert fast.stop_reason == slow.stop_reason == "0/110 nodes are available: 110 Insufficient cpu."
+    assert fast.batched == fast.count - 1
