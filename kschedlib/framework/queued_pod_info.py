@@ -36,6 +36,9 @@ class QueuedPodInfo:
     """The PreEnqueue plugin currently gating the pod ("" = not gated)."""
     gating_plugin_events: tuple[ClusterEvent, ...] = ()
     """Events the gating plugin registered: only those can ungate the pod."""
+    epoch: int = attrs.field(default=0, eq=False, repr=False)
+    """The queue epoch that owns this object; a queue copies a QueuedPodInfo of another epoch
+    (shared with a fork) before changing it."""
 
     @classmethod
     def of(cls, pod: Pod, timestamp: float, *plugins: str) -> QueuedPodInfo:
@@ -111,6 +114,7 @@ class QueuedPodInfo:
         new.pending_plugins = set(self.pending_plugins)
         new.gating_plugin = self.gating_plugin
         new.gating_plugin_events = self.gating_plugin_events
+        new.epoch = self.epoch
         return new
 
     def __repr__(self) -> str:

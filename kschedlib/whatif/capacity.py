@@ -20,7 +20,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from sortedcontainers import SortedList
+from sortedcontainers import SortedList  # type: ignore[import-untyped]
 
 from kschedlib.api.meta import OwnerReference
 from kschedlib.api.pod import Pod
@@ -158,9 +158,9 @@ def _fast_eligible(fork: Scheduler, fwk: Framework, pod: Pod) -> bool:
     for name, plugin in fwk.plugins.items():
         spec = fork.registry.get(name)
         tree = in_tree.get(name)
-        if spec is None or tree is None or spec.factory is not tree.factory:
-            if _runs_in_cycle(fwk, plugin):
-                return False
+        custom = spec is None or tree is None or spec.factory is not tree.factory
+        if custom and _runs_in_cycle(fwk, plugin):
+            return False
     for point in ("reserve", "permit", "pre_bind", "bind", "post_bind"):
         for pl in fwk.points.get(point, ()):
             if pl.name not in _NOOP_BINDING_PLUGINS:
@@ -274,13 +274,10 @@ class _FastPath:
             window = fl[i:] + fl[:i]
             processed = n
         else:
-            if i + to_find <= m:
-                window = fl[i : i + to_find]
-            else:
-                window = fl[i:] + fl[: to_find - (m - i)]
+            window = fl[i:i + to_find] if i + to_find <= m else fl[i:] + fl[:to_find - (m - i)]
             processed = (window[-1] - offset) % n + 1
         if len(window) == 1:
-            host = nodes[window[0]].name
+            host = str(nodes[window[0]].name)
         else:
             chosen = self._score_and_select(state, pod, nodes, window, reuse)
             if chosen is None:
@@ -393,7 +390,7 @@ class _FastPath:
         # SchedulingAlgorithm.select_host, on the same totals and random source.
         best = max(totals)
         if alg.deterministic:
-            return min(ni.name for ni, t in zip(window, totals, strict=True) if t == best)
+            return str(min(ni.name for ni, t in zip(window, totals, strict=True) if t == best))
         ties = totals.count(best)
         if ties == 1:
             return str(window[totals.index(best)].name)

@@ -13,6 +13,7 @@ pods never reach the scheduler's cache, so they are ignored by construction.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -24,7 +25,12 @@ from kschedlib.api.selectors import selector_from
 from kschedlib.api.workloads import PodDisruptionBudget
 from kschedlib.errors import CacheError
 from kschedlib.results import Outcome
-from kschedlib.whatif.reports import DrainReport, PodDrainResult, RemovableNode, RemovableNodesReport
+from kschedlib.whatif.reports import (
+    DrainReport,
+    PodDrainResult,
+    RemovableNode,
+    RemovableNodesReport,
+)
 
 if TYPE_CHECKING:
     from kschedlib.scheduler import Scheduler
@@ -111,7 +117,7 @@ class _PdbTracker:
         return [
             p for p, sel in self.pdbs
             if p.metadata.namespace == pod.metadata.namespace
-            and sel.matches(pod.metadata.labels)  # type: ignore[attr-defined]
+            and sel.matches(pod.metadata.labels)
         ]
 
     def can_remove(self, pod: Pod) -> bool:
@@ -201,10 +207,8 @@ def drain_in_place(
             sched.delete_node(node)
         pending: list[Pod] = []
         for pod, _node in movable:
-            try:
+            with contextlib.suppress(CacheError):
                 sched.delete_pod(pod)
-            except CacheError:
-                pass
             spec = attrs.evolve(pod.spec, node_name="")
             status = attrs.evolve(pod.status, nominated_node_name="")
             fresh = attrs.evolve(pod, spec=spec, status=status)

@@ -139,7 +139,7 @@ def test_custom_plugins_take_part_through_clone() -> None:
 def test_fork_copy_lists_every_queued_pod_info_field() -> None:
     import attrs
 
-    assert FORK_COPIED_FIELDS == {f.name for f in attrs.fields(QueuedPodInfo)}
+    assert {f.name for f in attrs.fields(QueuedPodInfo)} == FORK_COPIED_FIELDS
     q = QueuedPodInfo.of(pod("q"), 5.0, "NodeResourcesFit")
     q.attempts = 3
     c = q.fork_copy()
@@ -160,3 +160,38 @@ def test_cow_shares_node_infos_until_written() -> None:
     assert f.snapshot.node_info_map["n2"] is not s.snapshot.node_info_map["n2"]
     assert f.snapshot.node_info_map["n3"] is s.snapshot.node_info_map["n3"]
     assert "default/new" not in [p.pod.key for p in s.snapshot.node_info_map["n2"].pods]
+
+
+def test_queued_pods_are_copied_on_write() -> None:
+    def world() -> tuple[Scheduler, FakeClock]:
+        clock = FakeClock()
+        s = Scheduler(clock=clock, seed=4)
+        for i in range(3):
+            s.add_node(node(f"n{i}", cpu="1"))
+        for i in range(8):
+            s.add_pod(pod(f"p{i}", cpu="600m", priority=i % 3))
+        s.run()  # 3 scheduled, 5 unschedulable
+        clock.advance(2)
+        s.add_pod(pod("late", cpu="100m"))
+        return s, clock
+
+    parent, clock = world()
+    twin, twin_clock = world()
+    fork = parent.fork()
+    assert fork.queue.get_pod("p5", "default") is parent.queue.get_pod("p5", "default")  # shared
+    # the fork changes every queued pod: attempts, backoff, updates, moves
+    fork.add_node(node("big", cpu="8"))
+    fork.update_pod(pod("p6", cpu="500m", priority=2))
+    fork.clock.advance(30)
+    decisions(fork)
+    assert fork.queue.get_pod("p5", "default") is None
+    # the parent (and a twin that was never forked) go on the same way
+    for s, c in ((parent, clock), (twin, twin_clock)):
+        s.delete_pod("default/p0")
+        c.advance(20)
+        s.tick()
+    assert decisions(parent) == decisions(twin)
+    assert cache_view(parent) == cache_view(twin)
+    assert [(p.key, p.attempts) for p in parent.queue.unschedulable_pod_infos()] == [
+        (p.key, p.attempts) for p in twin.queue.unschedulable_pod_infos()
+    ]

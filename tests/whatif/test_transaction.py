@@ -86,10 +86,9 @@ def test_nested_transactions() -> None:
         assert "b" in s.cache.node_names() and "c" not in s.cache.node_names()
         outer.commit()
     assert {"a", "b"} <= set(s.cache.node_names())
-    with s.transaction():
-        with s.transaction() as inner:
-            s.add_node(node("d", cpu="8"))
-            inner.commit()
+    with s.transaction(), s.transaction() as inner:
+        s.add_node(node("d", cpu="8"))
+        inner.commit()
     assert "d" not in s.cache.node_names()
 
 

@@ -188,9 +188,9 @@ class Cache:
         new._tree = self._tree.copy()
         new._images = {}
         for name, st in self._images.items():
-            c = _ImageState(st.size)
-            c.nodes = set(st.nodes)
-            new._images[name] = c
+            image = _ImageState(st.size)
+            image.nodes = set(st.nodes)
+            new._images[name] = image
         new._shared_generation = mark
         nodes: dict[str, _NodeItem] = {}
         prev: _NodeItem | None = None
