@@ -70,6 +70,16 @@ from kschedlib.results import (
     SchedulingResult,
 )
 from kschedlib.scheduler import AcceptingBinder, Binder, Scheduler
+from kschedlib.whatif import (
+    CapacityReport,
+    DrainReport,
+    PodDrainResult,
+    RemovableNode,
+    RemovableNodesReport,
+    Transaction,
+    TransactionError,
+    Verdict,
+)
 
 __version__ = "0.1.0"
 
@@ -80,12 +90,14 @@ __all__ = [
     "BindPlugin",
     "Binder",
     "CacheError",
+    "CapacityReport",
     "ClusterEvent",
     "ClusterEventWithHint",
     "Code",
     "ConfigError",
     "CycleState",
     "Diagnosis",
+    "DrainReport",
     "EnqueueExtensions",
     "Event",
     "EventResource",
@@ -110,6 +122,7 @@ __all__ = [
     "PluginScoreDetail",
     "PluginSpec",
     "Pod",
+    "PodDrainResult",
     "PodInfo",
     "PostBindPlugin",
     "PostFilterPlugin",
@@ -128,6 +141,8 @@ __all__ = [
     "QueueingHint",
     "RealClock",
     "Registry",
+    "RemovableNode",
+    "RemovableNodesReport",
     "ReservePlugin",
     "Resource",
     "SchedulerMetrics",
@@ -137,6 +152,9 @@ __all__ = [
     "ScorePlugin",
     "Snapshot",
     "Status",
+    "Transaction",
+    "TransactionError",
+    "Verdict",
     "load_config",
     "load_objects",
     "parse_quantity",

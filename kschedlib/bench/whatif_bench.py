@@ -15,7 +15,7 @@ from kschedlib.conformance.scenario import Scenario
 from kschedlib.framework.handle import FakeClock
 from kschedlib.scheduler import Scheduler
 
-PROBE = {
+PROBE: dict[str, Any] = {
     "metadata": {"name": "probe", "namespace": "default", "labels": {"app": "probe"}},
     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]},
 }
