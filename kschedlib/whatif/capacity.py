@@ -144,7 +144,8 @@ def capacity(sched: Scheduler, pod: Pod, *, limit: int | None = None, batch: boo
         placed.append((replica.metadata.name, host))
         counts[host] = counts.get(host, 0) + 1
         i += 1
-    return CapacityReport(pod.key, len(placed), counts, stop, limit, tuple(placed), batched)
+    key = f"{pod.metadata.namespace or 'default'}/{base}"
+    return CapacityReport(key, len(placed), counts, stop, limit, tuple(placed), batched)
 
 
 def _fast_eligible(fork: Scheduler, fwk: Framework, pod: Pod) -> bool:

@@ -195,3 +195,38 @@ def test_queued_pods_are_copied_on_write() -> None:
     assert [(p.key, p.attempts) for p in parent.queue.unschedulable_pod_infos()] == [
         (p.key, p.attempts) for p in twin.queue.unschedulable_pod_infos()
     ]
+
+
+class _Gate:
+    """A Permit plugin that makes every pod wait 10 s."""
+
+    name = "Gate"
+
+    def permit(self, state: Any, p: Any, node_name: str) -> tuple[Any, float]:
+        from kschedlib.framework.status import Code, Status
+
+        return Status(Code.Wait, ("wait",)), 10.0
+
+
+def test_pods_waiting_at_permit_are_forked() -> None:
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "plugins": {"permit": {"enabled": [{"name": "Gate"}]}}}],
+    }
+    clock = FakeClock()
+    s = Scheduler(config, clock=clock, plugins={"Gate": lambda args, h: _Gate()})
+    s.add_node(node("n0"))
+    s.add_pod(pod("w"))
+    assert s.run()[0].outcome.value == "Waiting"
+    f = s.fork()
+    assert [p.key for p in f.waiting_pods()] == ["default/w"]
+    fwk = f.frameworks["default-scheduler"]
+    wp = fwk.get_waiting_pod("default-w")
+    assert wp is not None
+    wp.allow("Gate")
+    assert [r.outcome.value for r in f.run()] == ["Scheduled"]
+    assert [p.key for p in s.waiting_pods()] == ["default/w"]  # still waiting in the parent
+    clock.advance(11)
+    assert [r.outcome.value for r in s.run()] == ["Unschedulable"]
