@@ -16,19 +16,20 @@ ordinary ``schedule_pod`` path, and so does the first replica and the one that d
 from __future__ import annotations
 
 from itertools import compress
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any
 
 import attrs
 from sortedcontainers import SortedList  # type: ignore[import-untyped]
 
-from kschedlib.api.meta import OwnerReference
-from kschedlib.api.pod import Pod
+from kschedlib.api.meta import ObjectMeta, OwnerReference
+from kschedlib.api.pod import Pod, PodSpec
 from kschedlib.errors import InvalidObjectError
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
 from kschedlib.framework.runtime import Framework
 from kschedlib.framework.status import Code
+from kschedlib.framework.types import PodInfo
 from kschedlib.plugins.registry import in_tree_registry
 from kschedlib.results import Outcome
 from kschedlib.schedule_one import num_feasible_nodes_to_find
@@ -80,21 +81,45 @@ def replica_name(base: str, index: int) -> str:
 def make_replica(template: Pod, base: str, index: int) -> Pod:
     """Replica ``index`` of ``template``: a ReplicaSet-style name, a UID, the template's
     labels, an owner reference to the ReplicaSet ``base``, and no node or nomination."""
-    meta = template.metadata
-    name = replica_name(base, index)
-    owner = OwnerReference(
-        api_version="apps/v1", kind="ReplicaSet", name=base, uid=f"whatif-rs-{base}", controller=True
-    )
-    owners = tuple(o for o in meta.owner_references if not o.controller) + (owner,)
-    new_meta = attrs.evolve(
-        meta,
-        name=name,
-        uid=f"whatif-{meta.namespace or 'default'}-{name}",
-        owner_references=owners,
-        namespace=meta.namespace or "default",
-    )
-    status = attrs.evolve(template.status, nominated_node_name="")
-    return attrs.evolve(template, metadata=new_meta, status=status)
+    return _Replicas(template, base).make(index)
+
+
+class _Replicas:
+    """Builds replicas of one template quickly (the metadata fields are prepared once)."""
+
+    def __init__(self, template: Pod, base: str) -> None:
+        meta = template.metadata
+        owner = OwnerReference(
+            api_version="apps/v1", kind="ReplicaSet", name=base, uid=f"whatif-rs-{base}",
+            controller=True,
+        )
+        self.base = base
+        self.ns = meta.namespace or "default"
+        self.meta = {f.name: getattr(meta, f.name) for f in attrs.fields(ObjectMeta)}
+        self.meta["namespace"] = self.ns
+        self.meta["owner_references"] = tuple(
+            o for o in meta.owner_references if not o.controller
+        ) + (owner,)
+        self.template = template
+        self.status = attrs.evolve(template.status, nominated_node_name="")
+        self.bound_specs: dict[str, PodSpec] = {}
+
+    def make(self, index: int) -> Pod:
+        t = self.template
+        name = replica_name(self.base, index)
+        kw = dict(self.meta)
+        kw["name"] = name
+        kw["uid"] = f"whatif-{self.ns}-{name}"
+        return Pod(api_version=t.api_version, kind=t.kind, metadata=ObjectMeta(**kw),
+                   spec=t.spec, status=self.status)
+
+    def bound(self, replica: Pod, node_name: str) -> Pod:
+        """``replica.with_node_name(node_name)``, sharing one spec per node."""
+        spec = self.bound_specs.get(node_name)
+        if spec is None:
+            spec = self.bound_specs[node_name] = attrs.evolve(replica.spec, node_name=node_name)
+        return Pod(api_version=replica.api_version, kind=replica.kind, metadata=replica.metadata,
+                   spec=spec, status=replica.status)
 
 
 def capacity(sched: Scheduler, pod: Pod, *, limit: int | None = None, batch: bool = True) -> CapacityReport:
@@ -117,14 +142,16 @@ def capacity(sched: Scheduler, pod: Pod, *, limit: int | None = None, batch: boo
     for f in fork.frameworks.values():
         f.post_filter_plugins.clear()  # cluster-capacity does not preempt
     base = pod.metadata.name or "replica"
+    maker = _Replicas(pod, base)
     fast = _FastPath(fork, fwk, pod) if batch and _fast_eligible(fork, fwk, pod) else None
     placed: list[tuple[str, str]] = []
     counts: dict[str, int] = {}
     stop = "limit"
     i = 0
     batched = 0
+    proto: PodInfo | None = None
     while limit is None or i < limit:
-        replica = make_replica(pod, base, i)
+        replica = maker.make(i)
         host = fast.schedule(replica) if fast is not None and i > 0 else None
         if host is None:
             fork.add_pod(replica)
@@ -138,14 +165,29 @@ def capacity(sched: Scheduler, pod: Pod, *, limit: int | None = None, batch: boo
             host = result.node
             assert host is not None
         else:
-            bound = replica.with_node_name(host)
-            fork.cache.add_pod(bound)
+            bound = maker.bound(replica, host)
+            if proto is None:
+                proto = PodInfo.of(bound)
+            fork.cache.add_pod(bound, pod_info=_pod_info_like(proto, bound))
             batched += 1
         placed.append((replica.metadata.name, host))
         counts[host] = counts.get(host, 0) + 1
         i += 1
     key = f"{pod.metadata.namespace or 'default'}/{base}"
     return CapacityReport(key, len(placed), counts, stop, limit, tuple(placed), batched)
+
+
+def _pod_info_like(proto: PodInfo, pod: Pod) -> PodInfo:
+    """``proto``'s compiled terms and computed resources for another replica: replicas share
+    spec, labels and namespace, which is all a PodInfo is computed from."""
+    pi = PodInfo.__new__(PodInfo)
+    pi.pod = pod
+    pi.required_affinity_terms = proto.required_affinity_terms
+    pi.required_anti_affinity_terms = proto.required_anti_affinity_terms
+    pi.preferred_affinity_terms = proto.preferred_affinity_terms
+    pi.preferred_anti_affinity_terms = proto.preferred_anti_affinity_terms
+    pi._resources = proto.resources
+    return pi
 
 
 def _fast_eligible(fork: Scheduler, fwk: Framework, pod: Pod) -> bool:
@@ -204,7 +246,7 @@ class _FastPath:
         self.unscored: set[int] = set()
         self.tot: list[int] = []
         self.ext_seen: list[set[int]] = []
-        self.ext: list[tuple[int, ...]] = []
+        self.cols: list[list[int]] = []
         self.score_order: tuple[str, ...] = ()
         self.filter_order: tuple[str, ...] = ()
         self.seen_generation = -1
@@ -255,7 +297,7 @@ class _FastPath:
             self.feasible = SortedList()
             self.unscored = set(range(n))
             self.tot = [0] * n
-            self.ext = [()] * n
+            self.cols = []
         else:
             dirty = cache.changed_since(self.seen_generation)
         self.seen_generation = cache.latest_generation()
@@ -318,11 +360,12 @@ class _FastPath:
     ) -> str | None:
         fwk, alg = self.fwk, self.fork.algorithm
         k = len(feasible)
-        window = list(itemgetter(*feasible)(nodes))
+        window: list[Any] | None = None
         if not fwk.has_score_plugins():
             totals = [1] * k
         else:
             if not (reuse and self.prescored):
+                window = list(itemgetter(*feasible)(nodes))
                 st = fwk.run_pre_score_plugins(state, pod, window)
                 if st is not None and st.code != Code.Success:
                     return None
@@ -340,45 +383,57 @@ class _FastPath:
             exts = [pl.score_extensions() for pl in plugins]
             plain = [j for j, e in enumerate(exts) if e is None]
             normalized = [j for j, e in enumerate(exts) if e is not None]
-            fns = [pl.score for pl in plugins]
-            if len(self.ext_seen) != len(normalized):
+            if len(self.ext_seen) != len(normalized) or len(self.cols) != len(normalized):
                 self.ext_seen = [set() for _ in normalized]
-            ext_seen = self.ext_seen
-            tot, extraw = self.tot, self.ext
-            todo = self.unscored.intersection(feasible)
-            for p in todo:
-                ni = nodes[p]
-                raw: list[int] = []
-                for fn in fns:
-                    sc, sst = fn(state, pod, ni)
-                    if sst is not None and sst.code != Code.Success:
-                        return None
-                    raw.append(sc)
-                t = 0
-                for j in plain:
-                    v = raw[j]
-                    if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE:
-                        return None  # the ordinary path reports the invalid score
-                    t += v * weights[j]
-                tot[p] = t
-                er = tuple(raw[j] for j in normalized)
-                extraw[p] = er
-                for idx, v in enumerate(er):
-                    ext_seen[idx].add(v)
-            self.unscored -= todo
-            totals = list(itemgetter(*feasible)(tot))
+                self.cols = [[0] * len(nodes) for _ in normalized]
+                self.unscored = set(range(len(nodes)))
+            ext_seen, cols = self.ext_seen, self.cols
+            tot = self.tot
+            unscored = self.unscored
+            if unscored:
+                # The window holds every feasible position in its circular span.
+                n = len(nodes)
+                first = feasible[0]
+                span = (feasible[-1] - first) % n
+                ok = self.ok
+                todo = [p for p in unscored if ok[p] and (p - first) % n <= span]
+                fns = [pl.score for pl in plugins]
+                for p in todo:
+                    ni = nodes[p]
+                    raw: list[int] = []
+                    for fn in fns:
+                        sc, sst = fn(state, pod, ni)
+                        if sst is not None and sst.code != Code.Success:
+                            return None
+                        raw.append(sc)
+                    t = 0
+                    for j in plain:
+                        v = raw[j]
+                        if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE:
+                            return None  # the ordinary path reports the invalid score
+                        t += v * weights[j]
+                    tot[p] = t
+                    for idx, j in enumerate(normalized):
+                        v = raw[j]
+                        cols[idx][p] = v
+                        ext_seen[idx].add(v)
+                    unscored.discard(p)
+            pick = itemgetter(*feasible)
+            totals = list(pick(tot))
             for idx, j in enumerate(normalized):
                 seen = ext_seen[idx]
                 if len(seen) == 1 and _constant_normalization(exts[j], state, pod, next(iter(seen))):
                     # Every node scored so far has the same raw score, so every node of the
                     # window gets the same normalized score: no effect on the choice.
                     continue
-                vals = [extraw[p][idx] for p in feasible]
+                vals = list(pick(cols[idx]))
                 ext = exts[j]
                 fast = getattr(ext, "normalize_score_values", None)
                 if fast is not None:
                     nst = fast(state, pod, vals)
                 else:
+                    if window is None:
+                        window = list(itemgetter(*feasible)(nodes))
                     scores = [NodeScore(ni.name, v) for ni, v in zip(window, vals, strict=True)]
                     nst = ext.normalize_score(state, pod, scores)
                     vals = [ns.score for ns in scores]
@@ -387,16 +442,18 @@ class _FastPath:
                 if min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE:
                     return None
                 w = weights[j]
-                totals = [t + v * w for t, v in zip(totals, vals, strict=True)]
+                if w != 1:
+                    vals = list(map(w.__mul__, vals))
+                totals = list(map(add, totals, vals))
         # SchedulingAlgorithm.select_host, on the same totals and random source.
         best = max(totals)
         if alg.deterministic:
-            return str(min(ni.name for ni, t in zip(window, totals, strict=True) if t == best))
+            return str(min(nodes[p].name for p, t in zip(feasible, totals, strict=True) if t == best))
         ties = totals.count(best)
         if ties == 1:
-            return str(window[totals.index(best)].name)
+            return str(nodes[feasible[totals.index(best)]].name)
         at = list(compress(range(k), map(best.__eq__, totals)))
-        return str(window[at[alg.rng.randrange(ties)]].name)
+        return str(nodes[feasible[at[alg.rng.randrange(ties)]]].name)
 
 
 def _constant_normalization(ext: Any, state: CycleState, pod: Pod, raw: int) -> bool:

@@ -15,7 +15,13 @@ from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.backend.cache.node_tree import NodeTree
 from kschedlib.errors import CacheError
-from kschedlib.framework.types import HostPortInfo, ImageStateSummary, NodeInfo, next_generation
+from kschedlib.framework.types import (
+    HostPortInfo,
+    ImageStateSummary,
+    NodeInfo,
+    PodInfo,
+    next_generation,
+)
 
 if TYPE_CHECKING:
     from kschedlib.backend.snapshot import Snapshot
@@ -250,9 +256,9 @@ class Cache:
 
     # ---- pods -----------------------------------------------------------------------------
 
-    def _add_pod(self, pod: Pod, assumed: bool) -> None:
+    def _add_pod(self, pod: Pod, assumed: bool, pod_info: PodInfo | None = None) -> None:
         item = self._item(pod.spec.node_name)
-        self._own(item).add_pod(pod)
+        self._own(item).add_pod(pod if pod_info is None else pod_info)
         self._move_to_head(item)
         key = pod.uid
         self._pod_states[key] = _PodState(pod)
@@ -310,9 +316,10 @@ class Cache:
             raise CacheError(f"pod {_pod_ref(pod)} wasn't assumed so cannot be forgotten")
         self._remove_pod(ps.pod)
 
-    def add_pod(self, pod: Pod) -> None:
+    def add_pod(self, pod: Pod, *, pod_info: PodInfo | None = None) -> None:
         """A bound pod appeared: confirms an assumed pod (taking the new object, even on
-        another node) or adds a pod the scheduler did not assume."""
+        another node) or adds a pod the scheduler did not assume. ``pod_info``: a prepared
+        PodInfo of ``pod`` to store (what-if replicas share one computation)."""
         key = pod.uid
         ps = self._pod_states.get(key)
         if ps is not None and key not in self._assumed:
@@ -321,7 +328,7 @@ class Cache:
             raise CacheError(f"pod {_pod_ref(pod)} has no spec.nodeName, so can't be added")
         if ps is not None:
             self._remove_pod(ps.pod)
-        self._add_pod(pod, assumed=False)
+        self._add_pod(pod, assumed=False, pod_info=pod_info)
 
     def update_pod(self, old_pod: Pod, new_pod: Pod) -> None:
         """Replace a confirmed pod by its new version on the same node."""
