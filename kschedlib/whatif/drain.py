@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DrainOptions",
+    "PdbTracker",
     "SAFE_TO_EVICT",
     "classify_pod",
     "drain_in_place",
@@ -106,12 +107,27 @@ def _blocking_local_storage(pod: Pod) -> bool:
     return False
 
 
-class _PdbTracker:
-    """RemainingPdbTracker: disruptions left per PDB as pods are taken for eviction."""
+class PdbTracker:
+    """cluster-autoscaler's RemainingPdbTracker: disruptions left per PDB. Each pod is checked
+    on its own (as the pdb rule does); the pods of a node are taken from the budgets once the
+    node's drain is accepted, so later nodes see what is left."""
 
     def __init__(self, pdbs: Sequence[PodDisruptionBudget]) -> None:
         self.pdbs = [(p, selector_from(p.spec.selector)) for p in pdbs]
         self.left = {id(p): p.status.disruptions_allowed for p in pdbs}
+
+    @classmethod
+    def of(cls, sched: Scheduler) -> PdbTracker:
+        return cls([
+            o for o in sched.objects.list_objects("PodDisruptionBudget")
+            if isinstance(o, PodDisruptionBudget)
+        ])
+
+    def copy(self) -> PdbTracker:
+        new = PdbTracker.__new__(PdbTracker)
+        new.pdbs = self.pdbs
+        new.left = dict(self.left)
+        return new
 
     def matching(self, pod: Pod) -> list[PodDisruptionBudget]:
         return [
@@ -129,7 +145,7 @@ class _PdbTracker:
 
 
 def classify_pod(
-    sched: Scheduler, pod: Pod, pdbs: _PdbTracker, options: DrainOptions, now: float
+    sched: Scheduler, pod: Pod, pdbs: PdbTracker, options: DrainOptions, now: float
 ) -> tuple[str, str]:
     """(action, reason): ``stays``, ``ignored``, ``movable`` or ``blocked`` for one pod,
     by cluster-autoscaler's default rules in their order."""
@@ -148,7 +164,6 @@ def classify_pod(
     if _is_daemonset_pod(pod):
         return "stays", "DaemonSet pod"
     if ann.get(SAFE_TO_EVICT) == "true":
-        pdbs.remove(pod)
         return "movable", 'annotated safe-to-evict: "true"'
     replicated = ref is not None
     if options.skip_nodes_with_custom_controller_pods:
@@ -172,33 +187,39 @@ def classify_pod(
         return "blocked", f"LocalStorageRequested: pod with local storage present: {pod.metadata.name}"
     if not pdbs.can_remove(pod):
         return "blocked", f"NotEnoughPdb: not enough pod disruption budget to move {name}"
-    pdbs.remove(pod)
     return "movable", ""
 
 
 def drain_in_place(
-    sched: Scheduler, node_names: Sequence[str], options: DrainOptions | None = None
+    sched: Scheduler,
+    node_names: Sequence[str],
+    options: DrainOptions | None = None,
+    pdbs: PdbTracker | None = None,
 ) -> DrainReport:
     """Drain ``node_names`` in ``sched`` itself (use a fork or a transaction): classify their
-    pods, remove the nodes, and schedule the movable pods elsewhere without preemption."""
+    pods node by node, remove the nodes, and schedule the movable pods elsewhere without
+    preemption. ``pdbs`` (updated in place) carries PDB budgets across calls."""
     options = options or DrainOptions()
     known = set(sched.cache.node_names())
     names = list(dict.fromkeys(node_names))
     missing = tuple(n for n in names if n not in known)
     present = [n for n in names if n in known]
-    pdbs = _PdbTracker(
-        [o for o in sched.objects.list_objects("PodDisruptionBudget") if isinstance(o, PodDisruptionBudget)]
-    )
+    if pdbs is None:
+        pdbs = PdbTracker.of(sched)
     now = sched.clock.now()
     rows: dict[str, PodDrainResult] = {}
     movable: list[tuple[Pod, str]] = []
     for node in present:
+        taken: list[Pod] = []
         for pi in sched.cache.get_node(node).pods:
             pod = pi.pod
             action, reason = classify_pod(sched, pod, pdbs, options, now)
             if action == "movable":
                 movable.append((pod, node))
+                taken.append(pod)
             rows[pod.uid] = PodDrainResult(pod.key, node, action, reason)
+        for pod in taken:
+            pdbs.remove(pod)
     saved_post_filter = {name: list(f.post_filter_plugins) for name, f in sched.frameworks.items()}
     for f in sched.frameworks.values():
         f.post_filter_plugins.clear()  # autoscaler simulations move pods, they do not preempt
@@ -266,6 +287,7 @@ def removable_nodes(
     order = sorted(util, key=lambda n: (util[n], n))
     removable: list[RemovableNode] = []
     kept: dict[str, str] = {n: "unknown node" for n in names if n not in known}
+    budgets = PdbTracker.of(work)
     for node in order:
         if util[node] >= options.utilization_threshold:
             kept[node] = (
@@ -273,10 +295,12 @@ def removable_nodes(
                 f"{options.utilization_threshold:.2f}"
             )
             continue
+        trial = budgets.copy()
         with work.transaction() as txn:
-            report = drain_in_place(work, [node], options)
+            report = drain_in_place(work, [node], options, trial)
             if report.success:
                 txn.commit()
+                budgets = trial
         if report.success:
             moved = sum(1 for p in report.pods if p.action == "moved")
             removable.append(RemovableNode(node, util[node], moved))

@@ -75,15 +75,19 @@ def test_safe_to_evict_true_overrides_the_blocking_rules() -> None:
     assert r.success and _actions(r)["default/bare"][0] == "moved"
 
 
-def test_pdb_budget_is_consumed_pod_by_pod() -> None:
+def test_pdb_budget_is_consumed_node_by_node() -> None:
     s = _cluster()
     s.add_object(PodDisruptionBudget.from_dict({
         "metadata": {"name": "pdb", "namespace": "default"},
         "spec": {"selector": {"matchLabels": {"app": "db"}}},
         "status": {"disruptionsAllowed": 1}}))
     s.add_pod(pod("db-0", node_name="a", labels={"app": "db"}))
-    s.add_pod(pod("db-1", node_name="a", labels={"app": "db"}))
-    r = s.simulate_drain(["a"])
+    s.add_pod(pod("db-1", node_name="b", labels={"app": "db"}))
+    s.add_pod(pod("db-2", node_name="b", labels={"app": "db"}))
+    # cluster-autoscaler's pdb rule checks each pod on its own: one node's pods all pass
+    assert s.simulate_drain(["b"]).success
+    # the budget the first node took is gone for the next one
+    r = s.simulate_drain(["a", "b"])
     acts = _actions(r)
     assert acts["default/db-0"][0] == "moved"
     assert acts["default/db-1"][0] == "blocked"
@@ -154,3 +158,17 @@ def test_add_nodes_like() -> None:
         s.add_nodes_like("nope", 1)
     with pytest.raises(InvalidObjectError):
         s.add_nodes_like("a", -1)
+
+
+def test_removable_nodes_carry_pdb_budgets_across_removals() -> None:
+    s = _cluster(cpu="4")
+    s.add_object(PodDisruptionBudget.from_dict({
+        "metadata": {"name": "pdb", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "db"}}},
+        "status": {"disruptionsAllowed": 1}}))
+    s.add_pod(pod("db-0", cpu="100m", node_name="a", labels={"app": "db"}))
+    s.add_pod(pod("db-1", cpu="200m", node_name="b", labels={"app": "db"}))
+    s.add_pod(pod("big", cpu="3", node_name="c"))
+    r = s.removable_nodes()
+    assert [n.node for n in r.removable] == ["a"]
+    assert "NotEnoughPdb" in r.not_removable["b"]
