@@ -123,6 +123,8 @@ _EVENT = st.one_of(
     st.tuples(st.just("delete_pod"), st.integers(0, 30), st.just("")),
     st.tuples(st.just("run"), st.integers(1, 4), st.just("")),
     st.tuples(st.just("tick"), st.integers(1, 20), st.just("")),
+    st.tuples(st.just("probe"), st.integers(0, 30), st.sampled_from(["500m", "1900m"])),
+    st.tuples(st.just("drain"), st.integers(0, 5), st.just("")),
 )
 
 
@@ -161,6 +163,12 @@ def _apply(s: Scheduler, clock: FakeClock, ev: tuple[str, int, str]) -> None:
         s.run(max_cycles=i)
     elif kind == "tick":
         s.tick()
+    elif kind == "probe":  # questions are asked in forks: they must change nothing here
+        s.can_schedule(pod(f"probe{i}", cpu=arg, priority=100))
+    elif kind == "drain":
+        names = s.cache.node_names()
+        if names:
+            s.simulate_drain([names[i % len(names)]])
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -198,3 +206,41 @@ def test_fork_inside_transaction_survives_rollback() -> None:
         f = s.fork()
     assert "default/inside" in [p.key for p in f.pending_pods()]
     assert "default/inside" not in [p.key for p in s.pending_pods()]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 3),
+    before=st.lists(_EVENT, max_size=6),
+    in_fork=st.lists(_EVENT, max_size=8),
+    in_parent=st.lists(_EVENT, max_size=8),
+)
+def test_fork_and_parent_each_decide_as_if_alone(
+    seed: int,
+    before: list[tuple[str, int, str]],
+    in_fork: list[tuple[str, int, str]],
+    in_parent: list[tuple[str, int, str]],
+) -> None:
+    parent, clock = _world(seed)
+    twin_parent, twin_parent_clock = _world(seed)
+    twin_fork, twin_fork_clock = _world(seed)
+    for ev in before:
+        for s, c in ((parent, clock), (twin_parent, twin_parent_clock), (twin_fork, twin_fork_clock)):
+            _apply(s, c, ev)
+    fork = parent.fork()
+    fork_clock = fork.clock
+    # interleave: the fork's events and the parent's, alternately
+    for i in range(max(len(in_fork), len(in_parent))):
+        if i < len(in_fork):
+            _apply(fork, fork_clock, in_fork[i])
+            _apply(twin_fork, twin_fork_clock, in_fork[i])
+        if i < len(in_parent):
+            _apply(parent, clock, in_parent[i])
+            _apply(twin_parent, twin_parent_clock, in_parent[i])
+    for c in (clock, twin_parent_clock, fork_clock, twin_fork_clock):
+        c.advance(400)
+    assert decisions(parent) == decisions(twin_parent)
+    assert cache_view(parent) == cache_view(twin_parent)
+    assert decisions(fork) == decisions(twin_fork)
+    assert cache_view(fork) == cache_view(twin_fork)
+    assert snapshot_view(fork) == snapshot_view(twin_fork)
