@@ -257,8 +257,6 @@ class _FastPath:
         ordinary path."""
         fork, fwk = self.fork, self.fwk
         alg = fork.algorithm
-        if fork.has_nominated_pods():
-            return None
         snapshot, cache = fork.snapshot, fork.cache
         cache.update_snapshot(snapshot)
         nodes = snapshot.node_info_list
@@ -333,8 +331,15 @@ class _FastPath:
         self, state: CycleState, pod: Pod, nodes: list[Any], filters: list[tuple[str, Any]],
         dirty: list[str] | None,
     ) -> bool:
-        """Recompute the filter verdict of the changed nodes (all when ``dirty`` is None)."""
-        run = self.fwk.run_filter_plugins
+        """Recompute the filter verdict of the changed nodes (all when ``dirty`` is None).
+        Nominated pods are taken into account as a cycle does; they cannot change during the
+        replica loop (it never preempts), so a node's verdict holds while the node does."""
+        fwk = self.fwk
+        run = (
+            fwk.run_filter_plugins_with_nominated_pods
+            if fwk.has_nominated_pods()
+            else fwk.run_filter_plugins
+        )
         ok, fl, unscored, pos = self.ok, self.feasible, self.unscored, self.pos
         targets = range(len(nodes)) if dirty is None else [pos[d] for d in dirty if d in pos]
         for p in targets:

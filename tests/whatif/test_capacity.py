@@ -125,7 +125,7 @@ def test_batched_loop_decides_exactly_as_one_by_one(shape: str, deterministic: b
     assert fast.stop_reason == slow.stop_reason
     assert fast.count > 50
     assert slow.batched == 0
-    if shape in ("spread", "nominated"):
+    if shape == "spread":
         assert fast.batched == 0  # not node-local: every replica takes the full cycle
     else:
         assert fast.batched == fast.count - 1
@@ -161,4 +161,19 @@ def test_batched_loop_reaches_the_same_fit_error() -> None:
     assert fast.count == slow.count == 2 * 73 + 5 * 37
     assert fast.replicas == slow.replicas
     assert fast.stop_reason == slow.stop_reason == "0/110 nodes are available: 110 Insufficient cpu."
+    assert fast.batched == fast.count - 1
+
+
+def test_batched_loop_counts_nominated_pods() -> None:
+    import attrs
+
+    s = Scheduler(clock=FakeClock(), seed=5)
+    for i in range(110):
+        s.add_node(node(f"n{i:03d}", zone=f"z{i % 2}", cpu="1"))
+    blocker = pod("blocker", cpu="900m", priority=10)
+    s.add_pod(attrs.evolve(blocker, status=attrs.evolve(blocker.status, nominated_node_name="n000")))
+    tpl = _template(cpu="400m")
+    fast, slow = capacity(s, tpl), capacity(s, tpl, batch=False)
+    assert fast.replicas == slow.replicas and fast.stop_reason == slow.stop_reason
+    assert "n000" not in fast.distribution and fast.count == 2 * 109
     assert fast.batched == fast.count - 1
