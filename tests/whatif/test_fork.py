@@ -230,3 +230,20 @@ def test_pods_waiting_at_permit_are_forked() -> None:
     assert [p.key for p in s.waiting_pods()] == ["default/w"]  # still waiting in the parent
     clock.advance(11)
     assert [r.outcome.value for r in s.run()] == ["Unschedulable"]
+
+
+def test_in_tree_stateful_plugins_are_cloned() -> None:
+    s = cluster(2)
+    fwk = s.frameworks["default-scheduler"]
+    dra = fwk.plugins["DynamicResources"]
+    dra._in_flight["uid-1"] = "claim"
+    vb = fwk.plugins["VolumeBinding"]
+    f = s.fork()
+    ffwk = f.frameworks["default-scheduler"]
+    fdra = ffwk.plugins["DynamicResources"]
+    assert fdra is not dra and fdra._in_flight == {"uid-1": "claim"}
+    fdra._in_flight.clear()
+    assert dra._in_flight == {"uid-1": "claim"}
+    fvb = ffwk.plugins["VolumeBinding"]
+    assert fvb is not vb and fvb.binder.pv_cache is not vb.binder.pv_cache
+    assert ffwk.plugins["DefaultPreemption"].handle is ffwk
