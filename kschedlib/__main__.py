@@ -15,6 +15,9 @@ commands:
   drain [NODE...] --cluster PATH [--json]
                   can these nodes be removed (cluster-autoscaler rules); no NODE: rank
                   the nodes removable one after another
+  whatif POD.yaml --cluster PATH [--json]
+                  would the pod be scheduled now, where, or why not and what
+                  preemption would do
 """
 
 
@@ -32,10 +35,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             # The reader (e.g. `| head`) went away: stop quietly, as Unix tools do.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
-    if args[0] in ("capacity", "drain"):
-        from kschedlib.cli.whatif import capacity_main, drain_main
+    if args[0] in ("capacity", "drain", "whatif"):
+        from kschedlib.cli.whatif import capacity_main, drain_main, whatif_main
 
-        run = capacity_main if args[0] == "capacity" else drain_main
+        run = {"capacity": capacity_main, "drain": drain_main, "whatif": whatif_main}[args[0]]
         try:
             return run(args[1:])
         except BrokenPipeError:

@@ -1,8 +1,10 @@
-"""kschedlib capacity / drain: what-if questions about a cluster dump, answered in a fork."""
+"""kschedlib capacity / drain / whatif: what-if questions about a cluster dump, answered in a
+fork."""
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from collections.abc import Sequence
@@ -90,3 +92,30 @@ def drain_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.
         return 2
     _emit(ranking.to_dict(), str(ranking), args.json, out)
     return 0
+
+
+def whatif_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    ap = argparse.ArgumentParser(
+        prog="kschedlib whatif",
+        description="Would this pod be scheduled now, where and why; if not, the "
+        "FailedScheduling text and what preemption would do (nothing is changed).",
+    )
+    ap.add_argument("pod", help="a Pod manifest (YAML or JSON)")
+    ap.add_argument("--cluster", required=True, help="scenario JSON or folder of manifests")
+    ap.add_argument("--json", action="store_true", help="machine-readable output")
+    ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
+    args = ap.parse_args(list(argv))
+    try:
+        verdict = load_cluster(args.cluster, args.seed).can_schedule(load_pod(args.pod))
+    except (KSchedError, OSError, json.JSONDecodeError) as exc:
+        err.write(f"kschedlib whatif: {type(exc).__name__}: {exc}\n")
+        return 2
+    text = str(verdict)
+    if verdict.explanation is not None:
+        from kschedlib.cli.simulate import explain_text
+
+        buf = io.StringIO()
+        explain_text(verdict.explanation, buf)
+        text += "\n\n" + buf.getvalue().rstrip("\n")
+    _emit(verdict.to_dict(), text, args.json, out)
+    return 0 if verdict.schedulable else 1

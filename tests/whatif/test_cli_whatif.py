@@ -57,3 +57,21 @@ def test_errors_are_reported_not_raised(tmp_path: Path) -> None:
     assert "expected exactly one Pod" in err.getvalue()
     assert drain_main(["x", "--cluster", str(tmp_path / "missing.json")], out, err) == 2
     assert main(["drain", "gpu1", "--cluster", str(EXAMPLE), "--json"]) == 0
+
+
+def test_whatif_verdict(tmp_path: Path) -> None:
+    from kschedlib.cli.whatif import whatif_main
+
+    pod = tmp_path / "probe.yaml"
+    pod.write_text(POD)
+    out, err = io.StringIO(), io.StringIO()
+    assert whatif_main([str(pod), "--cluster", str(EXAMPLE)], out, err) == 0
+    text = out.getvalue()
+    assert text.startswith("default/probe: schedulable on ")
+    assert "Pod default/probe (profile default-scheduler)" in text and "Selected: " in text
+    big = tmp_path / "big.yaml"
+    big.write_text(POD.replace("500m", "64"))
+    out = io.StringIO()
+    assert whatif_main([str(big), "--cluster", str(EXAMPLE), "--json"], out, err) == 1
+    data = json.loads(out.getvalue())
+    assert data["schedulable"] is False and data["message"].startswith("0/6 nodes are available")
