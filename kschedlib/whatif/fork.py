@@ -160,13 +160,34 @@ def adopt(sched: Scheduler, saved: Scheduler) -> None:
         if name != "_txns":
             setattr(sched, name, value)
     sched._txns = txns
-    # Re-point what referred to the savepoint object at the scheduler itself.
+    # Re-point what referred to the savepoint object (itself or its bound methods) at the
+    # scheduler: the hooks, the frameworks' nominator, the queue's listers, and whatever
+    # another component was given at construction.
     sched._hooks._sched = sched
-    for fwk in sched.frameworks.values():
-        fwk.nominator = sched
     q = sched.queue
-    q.nominator._pod_lister = sched._lookup_pending
-    q._namespace_labels = sched._namespace_labels
+    for obj in (sched._hooks, q, q.nominator, sched.cache, sched.algorithm, *sched.frameworks.values()):
+        _repoint(obj, saved, sched)
+
+
+def _attribute_names(obj: Any) -> list[str]:
+    names = list(getattr(obj, "__dict__", {}))
+    for cls in type(obj).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        names.extend([slots] if isinstance(slots, str) else slots)
+    return names
+
+
+def _repoint(obj: Any, old: Any, new: Any) -> None:
+    """Replace references to ``old`` (and methods bound to it) held by ``obj``'s attributes."""
+    for name in _attribute_names(obj):
+        try:
+            value = getattr(obj, name)
+        except AttributeError:
+            continue
+        if value is old:
+            setattr(obj, name, new)
+        elif getattr(value, "__self__", None) is old and hasattr(value, "__func__"):
+            setattr(obj, name, getattr(new, value.__func__.__name__))
 
 
 @attrs.define(slots=True, eq=False)

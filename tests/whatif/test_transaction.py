@@ -244,3 +244,14 @@ def test_fork_and_parent_each_decide_as_if_alone(
     assert decisions(fork) == decisions(twin_fork)
     assert cache_view(fork) == cache_view(twin_fork)
     assert snapshot_view(fork) == snapshot_view(twin_fork)
+
+
+def test_after_rollback_everything_points_at_the_scheduler() -> None:
+    s = _base()
+    with s.transaction():
+        s.add_pod(pod("x"))
+    assert s._hooks._sched is s
+    assert all(f.nominator is s for f in s.frameworks.values())
+    assert s.queue.nominator._pod_lister.__self__ is s  # type: ignore[union-attr]
+    assert s.queue._namespace_labels.__self__ is s  # type: ignore[union-attr]
+    assert all(f.host is s._hooks and f.binder is s._hooks for f in s.frameworks.values())
