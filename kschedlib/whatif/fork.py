@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from kschedlib.api.pod import Pod
+from kschedlib.errors import KSchedError
 from kschedlib.framework.registry import PluginSpec, Registry
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ _HANDLED = frozenset(
 _VALUES = (int, float, str, bytes, bool, type(None), tuple, frozenset)
 
 
-class TransactionError(Exception):
+class TransactionError(KSchedError):
     """A transaction used out of order (commit after exit, nested exit out of order)."""
 
 
