@@ -68,6 +68,11 @@ if TYPE_CHECKING:
 
 UNSCHEDULABLE_LEFTOVER_FLUSH_PERIOD = 30.0
 
+# Constructor arguments fork() passes itself rather than copying from the parent.
+_FORK_OWN_ARGS = frozenset(
+    {"self", "config", "binder", "clock", "host_hooks", "plugins", "explain", "_registry"}
+)
+
 
 class Binder(Protocol):
     """The host's binder: ``bind`` raising means the binding failed."""
@@ -154,12 +159,10 @@ class Scheduler:
         explain: bool = True,
         _registry: Registry | None = None,
     ) -> None:
-        # What fork() needs to build an equal scheduler.
+        # What fork() needs to build an equal scheduler: every constructor argument but those
+        # it sets itself (any argument added later is carried over too).
         self._init_kwargs: dict[str, Any] = {
-            "seed": seed,
-            "deterministic": deterministic,
-            "extenders": extenders,
-            "assumed_pod_ttl": assumed_pod_ttl,
+            k: v for k, v in locals().items() if k not in _FORK_OWN_ARGS
         }
         self._txns: list[Transaction] = []
         registry = in_tree_registry()

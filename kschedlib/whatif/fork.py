@@ -102,18 +102,14 @@ def fork_scheduler(
     from kschedlib.scheduler import Scheduler, _PendingBinding
 
     clk = clock if clock is not None else clone_clock(sched.clock)
-    kw = sched._init_kwargs
     new = Scheduler(
         sched.config,
         binder=binder,
         clock=clk,
-        seed=kw["seed"],
-        deterministic=kw["deterministic"],
-        extenders=kw["extenders"],
         host_hooks=host_hooks,
-        assumed_pod_ttl=kw["assumed_pod_ttl"],
         explain=sched.explain_enabled,
         _registry=_fork_registry(sched),
+        **sched._init_kwargs,
     )
     new.registry = sched.registry
     new.objects.copy_from(sched.objects)
