@@ -190,6 +190,28 @@ def classify_pod(
     return "movable", ""
 
 
+def _classify_nodes(
+    sched: Scheduler, nodes: Sequence[str], options: DrainOptions, pdbs: PdbTracker
+) -> tuple[dict[str, PodDrainResult], list[tuple[Pod, str]]]:
+    """Every pod of ``nodes`` classified (by UID), and the movable ones with their node;
+    each node's movable pods are taken from the PDB budgets after the node."""
+    now = sched.clock.now()
+    rows: dict[str, PodDrainResult] = {}
+    movable: list[tuple[Pod, str]] = []
+    for node in nodes:
+        taken: list[Pod] = []
+        for pi in sched.cache.get_node(node).pods:
+            pod = pi.pod
+            action, reason = classify_pod(sched, pod, pdbs, options, now)
+            if action == "movable":
+                movable.append((pod, node))
+                taken.append(pod)
+            rows[pod.uid] = PodDrainResult(pod.key, node, action, reason)
+        for pod in taken:
+            pdbs.remove(pod)
+    return rows, movable
+
+
 def drain_in_place(
     sched: Scheduler,
     node_names: Sequence[str],
@@ -206,20 +228,7 @@ def drain_in_place(
     present = [n for n in names if n in known]
     if pdbs is None:
         pdbs = PdbTracker.of(sched)
-    now = sched.clock.now()
-    rows: dict[str, PodDrainResult] = {}
-    movable: list[tuple[Pod, str]] = []
-    for node in present:
-        taken: list[Pod] = []
-        for pi in sched.cache.get_node(node).pods:
-            pod = pi.pod
-            action, reason = classify_pod(sched, pod, pdbs, options, now)
-            if action == "movable":
-                movable.append((pod, node))
-                taken.append(pod)
-            rows[pod.uid] = PodDrainResult(pod.key, node, action, reason)
-        for pod in taken:
-            pdbs.remove(pod)
+    rows, movable = _classify_nodes(sched, present, options, pdbs)
     saved_post_filter = {name: list(f.post_filter_plugins) for name, f in sched.frameworks.items()}
     for f in sched.frameworks.values():
         f.post_filter_plugins.clear()  # autoscaler simulations move pods, they do not preempt
@@ -294,6 +303,17 @@ def removable_nodes(
                 f"utilization {util[node]:.2f} is not below the threshold "
                 f"{options.utilization_threshold:.2f}"
             )
+            continue
+        trial = budgets.copy()
+        rows, movable = _classify_nodes(work, [node], options, trial)
+        blocked = [r for r in rows.values() if r.blocking]
+        if blocked:  # no need to try moving anything
+            kept[node] = f"{blocked[0].pod}: {blocked[0].action}: {blocked[0].reason}"
+            continue
+        if not movable:  # nothing to move: the node just goes
+            work.delete_node(node)
+            budgets = trial
+            removable.append(RemovableNode(node, util[node], 0))
             continue
         trial = budgets.copy()
         with work.transaction() as txn:
