@@ -6,11 +6,15 @@ ReplicaSet would create it, so topology spreading and (anti-)affinity among repl
 The replica loop is batched exactly. Replicas share one spec, so when every Filter and Score
 plugin that runs for them is node-local (its verdict and raw score on a node depend only on
 the pod spec and that node's NodeInfo), a node's filter verdict and raw scores are computed
-once and reused until the node changes (its NodeInfo generation moves). Everything else runs
-as in a scheduling cycle: PreFilter and PreScore, the round-robin window of
-percentageOfNodesToScore, every Score plugin's normalization on the window, the weights and
-the tie-breaking random draw. A replica for which any precondition fails goes through the
-ordinary ``schedule_pod`` path, and so does the first replica and the one that does not fit.
+once and reused until the node changes (the cache reports which nodes did). Everything else
+runs as in a scheduling cycle: the round-robin window of percentageOfNodesToScore (a slice of
+the sorted feasible positions), nominated pods in filtering, every Score plugin's
+normalization on the window, the weights and the tie-breaking random draw. PreFilter and
+PreScore run for the replicas too; for a pod without pod (anti-)affinity or spread
+constraints, while no running pod has affinity, their state cannot differ between replicas
+and is reused. A replica for which any precondition fails goes through the ordinary
+``schedule_pod`` path, and so do the first replica and the one that does not fit; the tests
+check that the result equals scheduling every replica through ``schedule_pod``.
 """
 
 from __future__ import annotations
