@@ -9,15 +9,16 @@ from collections.abc import Sequence
 USAGE = """usage: kschedlib COMMAND [ARGS]
 
 commands:
-  simulate PATH   schedule a scenario (JSON) or a folder of manifests and report placements
+  simulate PATH...  schedule kubectl dumps, manifests (files, folders, - for stdin) or a
+                    scenario (JSON) and report placements
   capacity POD.yaml --cluster PATH [--limit N] [--json]
-                  how many replicas of a pod fit (cluster-capacity)
+                    how many replicas of a pod fit (cluster-capacity)
   drain [NODE...] --cluster PATH [--json]
-                  can these nodes be removed (cluster-autoscaler rules); no NODE: rank
-                  the nodes removable one after another
+                    can these nodes be removed (cluster-autoscaler rules); no NODE: rank
+                    the nodes removable one after another
   whatif POD.yaml --cluster PATH [--json]
-                  would the pod be scheduled now, where, or why not and what
-                  preemption would do
+                    would the pod be scheduled now, where, or why not and what
+                    preemption would do
 """
 
 

@@ -35,3 +35,11 @@ class CacheError(KSchedError):
 
 class QueueError(KSchedError):
     """An invalid scheduling-queue operation; the queue is left unchanged."""
+
+
+class EvictionConfigError(ConfigError):
+    """An eviction setting of a KubeletConfiguration is invalid; the message names the field."""
+
+
+class EvictionError(KSchedError):
+    """An eviction request names an unknown pod or node, or malformed node statistics."""

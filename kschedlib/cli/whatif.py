@@ -13,19 +13,25 @@ from typing import Any, TextIO
 from kschedlib.api.node import Node
 from kschedlib.api.objects import load_objects
 from kschedlib.api.pod import Pod
-from kschedlib.cli.simulate import load_input
 from kschedlib.errors import KSchedError
 from kschedlib.framework.handle import FakeClock
 from kschedlib.scheduler import Scheduler
 
 
-def load_cluster(path: str, seed: int) -> Scheduler:
-    """A scheduler holding a cluster read as ``kschedlib simulate`` reads it (a scenario
-    JSON or a folder of manifests); pending pods are queued, not scheduled."""
-    config, objects = load_input(path)
+def load_cluster(path: str, seed: int, feature_gates: str = "") -> Scheduler:
+    """A scheduler holding a cluster read as ``kschedlib simulate`` reads it (kubectl dumps,
+    manifests or a scenario JSON); pending pods are queued, not scheduled."""
+    from kschedlib.api.cluster import load_cluster as read_cluster
+    from kschedlib.features import FeatureGates
+
+    cluster = read_cluster(path)
+    objects = cluster.initial_objects()
     if not any(isinstance(o, Node) for o in objects):
         raise KSchedError(f"{path}: no nodes found")
-    sched = Scheduler(config, clock=FakeClock(), seed=seed, explain=False)
+    sched = Scheduler(
+        cluster.config, clock=FakeClock(), seed=seed, explain=False,
+        feature_gates=FeatureGates.parse(feature_gates),
+    )
     sched.apply(objects)
     return sched
 
@@ -57,9 +63,11 @@ def capacity_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = s
     ap.add_argument("--limit", type=int, help="stop after N replicas")
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
+    ap.add_argument("--feature-gates", metavar="A=true,B=false", default="",
+                    help="kube-scheduler v1.35 feature gates to set")
     args = ap.parse_args(list(argv))
     try:
-        sched = load_cluster(args.cluster, args.seed)
+        sched = load_cluster(args.cluster, args.seed, args.feature_gates)
         report = sched.capacity(load_pod(args.pod), limit=args.limit)
     except (KSchedError, OSError, json.JSONDecodeError) as exc:
         err.write(f"kschedlib capacity: {type(exc).__name__}: {exc}\n")
@@ -79,9 +87,11 @@ def drain_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.
     ap.add_argument("--cluster", required=True, help="scenario JSON or folder of manifests")
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
+    ap.add_argument("--feature-gates", metavar="A=true,B=false", default="",
+                    help="kube-scheduler v1.35 feature gates to set")
     args = ap.parse_args(list(argv))
     try:
-        sched = load_cluster(args.cluster, args.seed)
+        sched = load_cluster(args.cluster, args.seed, args.feature_gates)
         if args.nodes:
             report = sched.simulate_drain(args.nodes)
             _emit(report.to_dict(), str(report), args.json, out)
@@ -104,9 +114,11 @@ def whatif_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
     ap.add_argument("--cluster", required=True, help="scenario JSON or folder of manifests")
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
+    ap.add_argument("--feature-gates", metavar="A=true,B=false", default="",
+                    help="kube-scheduler v1.35 feature gates to set")
     args = ap.parse_args(list(argv))
     try:
-        verdict = load_cluster(args.cluster, args.seed).can_schedule(load_pod(args.pod))
+        verdict = load_cluster(args.cluster, args.seed, args.feature_gates).can_schedule(load_pod(args.pod))
     except (KSchedError, OSError, json.JSONDecodeError) as exc:
         err.write(f"kschedlib whatif: {type(exc).__name__}: {exc}\n")
         return 2

@@ -96,12 +96,8 @@ class QueuedPodInfo:
         """Like ``deep_copy`` but keeping the PodInfo's computed resources (scheduler forks)."""
         pi = self.pod_info
         npi = _new_pod_info(PodInfo)
-        npi.pod = pi.pod
-        npi.required_affinity_terms = pi.required_affinity_terms
-        npi.required_anti_affinity_terms = pi.required_anti_affinity_terms
-        npi.preferred_affinity_terms = pi.preferred_affinity_terms
-        npi.preferred_anti_affinity_terms = pi.preferred_anti_affinity_terms
-        npi._resources = pi._resources
+        for name in POD_INFO_FIELDS:  # every field, whatever PodInfo gains later
+            object.__setattr__(npi, name, getattr(pi, name))
         new = _new_qpi(QueuedPodInfo)
         new.pod_info = npi
         new.timestamp = self.timestamp
@@ -125,6 +121,7 @@ class QueuedPodInfo:
 
 
 _new_pod_info = PodInfo.__new__
+POD_INFO_FIELDS = tuple(f.name for f in attrs.fields(PodInfo))
 _new_qpi = QueuedPodInfo.__new__
 # fork_copy lists every field: a new field must be added there too (a test checks).
 FORK_COPIED_FIELDS = frozenset(f.name for f in attrs.fields(QueuedPodInfo))

@@ -31,6 +31,7 @@ from kschedlib.api.pod import Pod, PodSpec
 from kschedlib.errors import InvalidObjectError
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
+from kschedlib.framework.queued_pod_info import POD_INFO_FIELDS
 from kschedlib.framework.runtime import Framework
 from kschedlib.framework.status import Code
 from kschedlib.framework.types import PodInfo
@@ -171,8 +172,12 @@ def capacity(sched: Scheduler, pod: Pod, *, limit: int | None = None, batch: boo
         else:
             bound = maker.bound(replica, host)
             if proto is None:
-                proto = PodInfo.of(bound)
-            fork.cache.add_pod(bound, pod_info=_pod_info_like(proto, bound))
+                fork.cache.add_pod(bound)  # the cache builds the PodInfo as it always does
+                proto = next(
+                    pi for pi in fork.cache.get_node(host).pods if pi.pod.uid == bound.uid
+                )
+            else:
+                fork.cache.add_pod(bound, pod_info=_pod_info_like(proto, bound))
             batched += 1
         placed.append((replica.metadata.name, host))
         counts[host] = counts.get(host, 0) + 1
@@ -184,13 +189,11 @@ def capacity(sched: Scheduler, pod: Pod, *, limit: int | None = None, batch: boo
 def _pod_info_like(proto: PodInfo, pod: Pod) -> PodInfo:
     """``proto``'s compiled terms and computed resources for another replica: replicas share
     spec, labels and namespace, which is all a PodInfo is computed from."""
+    proto.resources  # computed once, then shared  # noqa: B018
     pi = PodInfo.__new__(PodInfo)
+    for name in POD_INFO_FIELDS:
+        object.__setattr__(pi, name, getattr(proto, name))
     pi.pod = pod
-    pi.required_affinity_terms = proto.required_affinity_terms
-    pi.required_anti_affinity_terms = proto.required_anti_affinity_terms
-    pi.preferred_affinity_terms = proto.preferred_affinity_terms
-    pi.preferred_anti_affinity_terms = proto.preferred_anti_affinity_terms
-    pi._resources = proto.resources
     return pi
 
 

@@ -52,6 +52,9 @@ _HANDLED = frozenset(
         "_waiting",
         "_victims",
         "_last_leftover_flush",
+        "feature_gates",
+        "workload_manager",
+        "_eviction",
     }
 )
 _VALUES = (int, float, str, bytes, bool, type(None), tuple, frozenset)
@@ -125,6 +128,15 @@ def fork_scheduler(
     new._pending = dict(sched._pending)
     new._victims = list(sched._victims)
     new._last_leftover_flush = sched._last_leftover_flush
+    new.workload_manager.copy_from(sched.workload_manager)
+    eviction = vars(sched).get("_eviction")
+    if eviction is not None:
+        # Eviction state refers to the scheduler and its parts: map them to the fork's.
+        memo: dict[int, Any] = {id(sched): new}
+        for name, value in vars(sched).items():
+            if name != "_eviction" and not isinstance(value, _VALUES) and name in vars(new):
+                memo[id(value)] = getattr(new, name)
+        new._eviction = copy.deepcopy(eviction, memo)
     for uid, pb in sched._waiting.items():
         fwk = new.frameworks[pb.fwk.profile_name]
         wp = pb.fwk.waiting_pods.get(uid)
@@ -162,7 +174,9 @@ def adopt(sched: Scheduler, saved: Scheduler) -> None:
     # another component was given at construction.
     sched._hooks._sched = sched
     q = sched.queue
-    for obj in (sched._hooks, q, q.nominator, sched.cache, sched.algorithm, *sched.frameworks.values()):
+    parts = [q, q.nominator, sched.cache, sched.algorithm, *sched.frameworks.values()]
+    parts += [v for v in vars(sched).values() if not isinstance(v, (*_VALUES, list, dict, set))]
+    for obj in parts:
         _repoint(obj, saved, sched)
 
 

@@ -247,3 +247,15 @@ def test_in_tree_stateful_plugins_are_cloned() -> None:
     fvb = ffwk.plugins["VolumeBinding"]
     assert fvb is not vb and fvb.binder.pv_cache is not vb.binder.pv_cache
     assert ffwk.plugins["DefaultPreemption"].handle is ffwk
+
+
+def test_workloads_and_eviction_state_are_forked() -> None:
+    s = cluster(2)
+    ev = s.eviction
+    f = s.fork()
+    assert f.workload_manager is not s.workload_manager
+    assert f._eviction is not None and f._eviction is not ev
+    assert f._eviction.scheduler is f and ev.scheduler is s
+    with s.transaction():
+        s.add_pod(pod("x"))
+    assert s._eviction is not None and s._eviction.scheduler is s

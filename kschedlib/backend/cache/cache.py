@@ -147,21 +147,18 @@ class Cache:
     """
 
     __slots__ = (
-        "_ttl",
-        "_clock",
-        "_assumed",
-        "_pod_states",
-        "_nodes",
-        "_head",
-        "_tree",
-        "_images",
-        "_shared_generation",
+        "_ttl", "_clock", "_assumed", "_pod_states", "_nodes", "_head", "_tree", "_images",
+        "_pod_level", "_shared_generation",
     )
 
-    def __init__(self, ttl: float = 0.0, clock: Clock | None = None) -> None:
+    def __init__(
+        self, ttl: float = 0.0, clock: Clock | None = None, pod_level_resources: bool = True
+    ) -> None:
         if ttl < 0:
             raise ValueError(f"ttl must be >= 0, got {ttl}")
         self._ttl = ttl
+        # PodLevelResources gate: whether pod-level requests count in NodeInfo accounting.
+        self._pod_level = pod_level_resources
         self._clock: Clock = clock if clock is not None else _WallClock()
         self._assumed: set[str] = set()
         self._pod_states: dict[str, _PodState] = {}
@@ -188,6 +185,7 @@ class Cache:
         self._shared_generation = mark
         new = Cache.__new__(Cache)
         new._ttl = self._ttl
+        new._pod_level = self._pod_level
         new._clock = clock if clock is not None else self._clock
         new._assumed = set(self._assumed)
         new._pod_states = dict(self._pod_states)
@@ -258,7 +256,9 @@ class Cache:
 
     def _add_pod(self, pod: Pod, assumed: bool, pod_info: PodInfo | None = None) -> None:
         item = self._item(pod.spec.node_name)
-        self._own(item).add_pod(pod if pod_info is None else pod_info)
+        if pod_info is None:
+            pod_info = PodInfo.of(pod) if self._pod_level else PodInfo.of(pod, pod_level=False)
+        self._own(item).add_pod(pod_info)
         self._move_to_head(item)
         key = pod.uid
         self._pod_states[key] = _PodState(pod)
