@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from kschedlib.scheduler import Scheduler
 
 __all__ = [
-    "DrainOptions",
+    "AutoscalerDrainOptions",
     "PdbTracker",
     "SAFE_TO_EVICT",
     "classify_pod",
@@ -56,7 +56,7 @@ _LOOKUP_KINDS = {"ReplicationController", "ReplicaSet", "StatefulSet"}
 
 
 @attrs.define(slots=True, frozen=True)
-class DrainOptions:
+class AutoscalerDrainOptions:
     """cluster-autoscaler's NodeDeleteOptions that change the rules (its defaults)."""
 
     skip_nodes_with_system_pods: bool = True
@@ -145,7 +145,7 @@ class PdbTracker:
 
 
 def classify_pod(
-    sched: Scheduler, pod: Pod, pdbs: PdbTracker, options: DrainOptions, now: float
+    sched: Scheduler, pod: Pod, pdbs: PdbTracker, options: AutoscalerDrainOptions, now: float
 ) -> tuple[str, str]:
     """(action, reason): ``stays``, ``ignored``, ``movable`` or ``blocked`` for one pod,
     by cluster-autoscaler's default rules in their order."""
@@ -191,7 +191,7 @@ def classify_pod(
 
 
 def _classify_nodes(
-    sched: Scheduler, nodes: Sequence[str], options: DrainOptions, pdbs: PdbTracker
+    sched: Scheduler, nodes: Sequence[str], options: AutoscalerDrainOptions, pdbs: PdbTracker
 ) -> tuple[dict[str, PodDrainResult], list[tuple[Pod, str]]]:
     """Every pod of ``nodes`` classified (by UID), and the movable ones with their node;
     each node's movable pods are taken from the PDB budgets after the node."""
@@ -215,13 +215,13 @@ def _classify_nodes(
 def drain_in_place(
     sched: Scheduler,
     node_names: Sequence[str],
-    options: DrainOptions | None = None,
+    options: AutoscalerDrainOptions | None = None,
     pdbs: PdbTracker | None = None,
 ) -> DrainReport:
     """Drain ``node_names`` in ``sched`` itself (use a fork or a transaction): classify their
     pods node by node, remove the nodes, and schedule the movable pods elsewhere without
     preemption. ``pdbs`` (updated in place) carries PDB budgets across calls."""
-    options = options or DrainOptions()
+    options = options or AutoscalerDrainOptions()
     known = set(sched.cache.node_names())
     names = list(dict.fromkeys(node_names))
     missing = tuple(n for n in names if n not in known)
@@ -266,7 +266,7 @@ def drain_in_place(
 
 
 def simulate_drain(
-    sched: Scheduler, node_names: Sequence[str], options: DrainOptions | None = None
+    sched: Scheduler, node_names: Sequence[str], options: AutoscalerDrainOptions | None = None
 ) -> DrainReport:
     """Drain in a fork of ``sched``: ``sched`` itself does not change."""
     return drain_in_place(sched.fork(), node_names, options)
@@ -284,11 +284,11 @@ def utilization(sched: Scheduler, node: str) -> float:
 
 
 def removable_nodes(
-    sched: Scheduler, candidates: Sequence[str] | None = None, options: DrainOptions | None = None
+    sched: Scheduler, candidates: Sequence[str] | None = None, options: AutoscalerDrainOptions | None = None
 ) -> RemovableNodesReport:
     """Scale-down simulation: candidates below the utilization threshold, least utilized
     first, each drained on the cluster the earlier removals left (kept if the drain works)."""
-    options = options or DrainOptions()
+    options = options or AutoscalerDrainOptions()
     work = sched.fork()
     names = list(candidates) if candidates is not None else work.cache.node_names()
     known = set(work.cache.node_names())
