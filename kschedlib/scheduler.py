@@ -164,6 +164,7 @@ class Scheduler:
         assumed_pod_ttl: float = 0.0,
         explain: bool = True,
         feature_gates: FeatureGates | Mapping[str, bool] | str | None = None,
+        node_local_cache: bool = True,
         _registry: Registry | None = None,
     ) -> None:
         # What fork() needs to build an equal scheduler: every constructor argument but those
@@ -226,6 +227,7 @@ class Scheduler:
                 feature_gates=gates,
                 workload_manager=self.workload_manager,
                 pod_activator=self._activate_from_plugin,
+                node_local_cache=node_local_cache,
             )
             self.frameworks[profile.scheduler_name] = fwk
         first = next(iter(self.frameworks.values()))

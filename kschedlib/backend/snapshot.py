@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Iterable, Sequence
 
 from kschedlib.api.node import Node
@@ -20,8 +21,8 @@ class Snapshot:
         "have_pods_with_required_anti_affinity_node_info_list",
         "used_pvc_set",
         "generation",
+        "positions",
         "shared_generation",
-        "_index",
     )
 
     def __init__(self) -> None:
@@ -31,10 +32,11 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
         self.used_pvc_set: set[str] = set()
         self.generation = 0
+        # Node name -> index in node_info_list (kept by rebuild_lists).
+        self.positions: dict[str, int] = {}
         # Entries with a generation at or below this are shared with a fork: the cache
         # replaces them (``unshare``) instead of updating them in place.
         self.shared_generation = 0
-        self._index: dict[str, int] = {}
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -76,6 +78,7 @@ class Snapshot:
 
     def rebuild_lists(self) -> None:
         """Recompute the affinity lists and the used-PVC set from node_info_list."""
+        self.positions = {n.name: i for i, n in enumerate(self.node_info_list)}
         self.have_pods_with_affinity_node_info_list = [
             n for n in self.node_info_list if n.pods_with_affinity
         ]
@@ -100,7 +103,7 @@ class Snapshot:
         new.used_pvc_set = set(self.used_pvc_set)
         new.generation = self.generation
         new.shared_generation = mark
-        new._index = {}
+        new.positions = dict(self.positions)
 
     def unshare(self, name: str, old: NodeInfo) -> NodeInfo:
         """Replace the shared entry ``old`` of ``name`` by a private shallow copy everywhere it
@@ -110,11 +113,10 @@ class Snapshot:
             setattr(new, slot, getattr(old, slot))
         self.node_info_map[name] = new
         lst = self.node_info_list
-        i = self._index.get(name)
+        i = self.positions.get(name)
         if i is None or i >= len(lst) or lst[i] is not old:
-            self._index = {ni.name: k for k, ni in enumerate(lst)}
-            i = self._index.get(name)
-        if i is not None and lst[i] is old:
+            i = next((k for k, ni in enumerate(lst) if ni is old), None)
+        if i is not None:
             lst[i] = new
         for aff in (
             self.have_pods_with_affinity_node_info_list,
@@ -126,6 +128,22 @@ class Snapshot:
                         aff[k] = new
                         break
         return new
+
+    def update_affinity_lists(
+        self, affinity: list[tuple[NodeInfo, bool]], anti_affinity: list[tuple[NodeInfo, bool]]
+    ) -> None:
+        """Add (True) or remove (False) NodeInfos to or from the affinity lists, keeping them
+        in node_info_list order: what rebuild_lists gives when only these nodes changed."""
+        pos = self.positions
+        for changes, lst in (
+            (affinity, self.have_pods_with_affinity_node_info_list),
+            (anti_affinity, self.have_pods_with_required_anti_affinity_node_info_list),
+        ):
+            for ni, present in changes:
+                if present:
+                    insort(lst, ni, key=lambda n: pos[n.name])
+                else:
+                    lst.remove(ni)
 
     # SharedLister
     def node_infos(self) -> Snapshot:
