@@ -62,7 +62,6 @@ class AutoscalerDrainOptions:
     skip_nodes_with_system_pods: bool = True
     skip_nodes_with_local_storage: bool = True
     skip_nodes_with_custom_controller_pods: bool = True
-    min_replica_count: int = 0
     utilization_threshold: float = 0.5
     """removable_nodes: only nodes below this utilization are candidates."""
 
