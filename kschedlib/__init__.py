@@ -93,6 +93,16 @@ from kschedlib.results import (
     SchedulingResult,
 )
 from kschedlib.scheduler import AcceptingBinder, Binder, Scheduler
+from kschedlib.whatif import (
+    CapacityReport,
+    DrainReport,
+    PodDrainResult,
+    RemovableNode,
+    RemovableNodesReport,
+    Transaction,
+    TransactionError,
+    Verdict,
+)
 
 __version__ = "0.1.0"
 
@@ -107,6 +117,7 @@ __all__ = [
     "BindPlugin",
     "Binder",
     "CacheError",
+    "CapacityReport",
     "Cluster",
     "ClusterEvent",
     "ClusterEventWithHint",
@@ -115,6 +126,7 @@ __all__ = [
     "CycleState",
     "Diagnosis",
     "DrainOptions",
+    "DrainReport",
     "DrainResult",
     "EnqueueExtensions",
     "Event",
@@ -152,6 +164,7 @@ __all__ = [
     "PluginFeatures",
     "PluginSpec",
     "Pod",
+    "PodDrainResult",
     "PodInfo",
     "PostBindPlugin",
     "PostFilterPlugin",
@@ -170,6 +183,8 @@ __all__ = [
     "QueueingHint",
     "RealClock",
     "Registry",
+    "RemovableNode",
+    "RemovableNodesReport",
     "ReservePlugin",
     "Resource",
     "SchedulerMetrics",
@@ -180,6 +195,9 @@ __all__ = [
     "Snapshot",
     "Status",
     "TaintEvictionController",
+    "Transaction",
+    "TransactionError",
+    "Verdict",
     "Workload",
     "WorkloadReference",
     "expand_workloads",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Iterable, Sequence
 
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.backend.cache.node_tree import NodeTree
-from kschedlib.framework.types import ImageStateSummary, NodeInfo, PodInfo
+from kschedlib.framework.types import ImageStateSummary, NodeInfo, PodInfo, next_generation
 
 
 class Snapshot:
@@ -20,6 +21,8 @@ class Snapshot:
         "have_pods_with_required_anti_affinity_node_info_list",
         "used_pvc_set",
         "generation",
+        "positions",
+        "shared_generation",
     )
 
     def __init__(self) -> None:
@@ -29,6 +32,11 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
         self.used_pvc_set: set[str] = set()
         self.generation = 0
+        # Node name -> index in node_info_list (kept by rebuild_lists).
+        self.positions: dict[str, int] = {}
+        # Entries with a generation at or below this are shared with a fork: the cache
+        # replaces them (``unshare``) instead of updating them in place.
+        self.shared_generation = 0
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -70,6 +78,7 @@ class Snapshot:
 
     def rebuild_lists(self) -> None:
         """Recompute the affinity lists and the used-PVC set from node_info_list."""
+        self.positions = {n.name: i for i, n in enumerate(self.node_info_list)}
         self.have_pods_with_affinity_node_info_list = [
             n for n in self.node_info_list if n.pods_with_affinity
         ]
@@ -77,6 +86,64 @@ class Snapshot:
             n for n in self.node_info_list if n.pods_with_required_anti_affinity
         ]
         self.used_pvc_set = {k for n in self.node_info_list for k in n.pvc_ref_counts}
+
+    def share_into(self, new: Snapshot) -> None:
+        """Make ``new`` equal to this snapshot, sharing the NodeInfos copy-on-write (both
+        snapshots replace a shared entry instead of writing it: see ``unshare``)."""
+        mark = next_generation()
+        self.shared_generation = mark
+        new.node_info_map = dict(self.node_info_map)
+        new.node_info_list = list(self.node_info_list)
+        new.have_pods_with_affinity_node_info_list = list(
+            self.have_pods_with_affinity_node_info_list
+        )
+        new.have_pods_with_required_anti_affinity_node_info_list = list(
+            self.have_pods_with_required_anti_affinity_node_info_list
+        )
+        new.used_pvc_set = set(self.used_pvc_set)
+        new.generation = self.generation
+        new.shared_generation = mark
+        new.positions = dict(self.positions)
+
+    def unshare(self, name: str, old: NodeInfo) -> NodeInfo:
+        """Replace the shared entry ``old`` of ``name`` by a private shallow copy everywhere it
+        is listed, and return the copy (which the caller then updates in place)."""
+        new = NodeInfo.__new__(NodeInfo)
+        for slot in NodeInfo.__slots__:
+            setattr(new, slot, getattr(old, slot))
+        self.node_info_map[name] = new
+        lst = self.node_info_list
+        i = self.positions.get(name)
+        if i is None or i >= len(lst) or lst[i] is not old:
+            i = next((k for k, ni in enumerate(lst) if ni is old), None)
+        if i is not None:
+            lst[i] = new
+        for aff in (
+            self.have_pods_with_affinity_node_info_list,
+            self.have_pods_with_required_anti_affinity_node_info_list,
+        ):
+            if aff:
+                for k, ni in enumerate(aff):
+                    if ni is old:
+                        aff[k] = new
+                        break
+        return new
+
+    def update_affinity_lists(
+        self, affinity: list[tuple[NodeInfo, bool]], anti_affinity: list[tuple[NodeInfo, bool]]
+    ) -> None:
+        """Add (True) or remove (False) NodeInfos to or from the affinity lists, keeping them
+        in node_info_list order: what rebuild_lists gives when only these nodes changed."""
+        pos = self.positions
+        for changes, lst in (
+            (affinity, self.have_pods_with_affinity_node_info_list),
+            (anti_affinity, self.have_pods_with_required_anti_affinity_node_info_list),
+        ):
+            for ni, present in changes:
+                if present:
+                    insort(lst, ni, key=lambda n: pos[n.name])
+                else:
+                    lst.remove(ni)
 
     # SharedLister
     def node_infos(self) -> Snapshot:

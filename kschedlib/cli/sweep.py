@@ -7,11 +7,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+import attrs
+
 from kschedlib.api.objects import load_objects
 from kschedlib.api.pod import Pod
 from kschedlib.errors import InvalidObjectError, KSchedError
 from kschedlib.sweep import (
     BaseCluster,
+    CapacityQuestion,
     Variant,
     baseline,
     growth,
@@ -56,6 +59,10 @@ def build_variants(args: Any, base: BaseCluster) -> list[Variant]:
                                     seed=args.seed)
     if args.variants:
         variants += load_variants(_read(args.variants))
+    if args.capacity:
+        question = CapacityQuestion(template=_pod_template(args.capacity),
+                                    limit=args.capacity_limit)
+        variants = [attrs.evolve(v, capacity=question) for v in variants]
     return variants
 
 
@@ -82,6 +89,9 @@ def main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = No
     ap.add_argument("--failure-nodes", type=int, default=1, metavar="K",
                     help="nodes lost per failure sample (default 1)")
     ap.add_argument("--variants", metavar="FILE", help="variants as JSON/YAML (a list)")
+    ap.add_argument("--capacity", metavar="POD.yaml",
+                    help="in every variant, after scheduling: how many more of this pod fit")
+    ap.add_argument("--capacity-limit", type=int, metavar="N", help="stop counting at N")
     ap.add_argument("--dask", metavar="ADDRESS",
                     help="run on this Dask scheduler (tcp://host:8786), or local:N for a "
                          "LocalCluster of N worker processes")

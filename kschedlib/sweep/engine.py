@@ -4,8 +4,9 @@ the same Scheduler (framework, plugins, queue, preemption) as everything else.""
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -103,8 +104,9 @@ class _Plan:
     pods: list[Pod]
     pending: list[Pod]
     removed: list[str]
-    added: list[str]
+    added: list[Node]
     lost: list[Pod]
+    removed_pods: list[Pod]
 
 
 def plan_variant(base: BaseCluster, variant: Variant, index: int = 0) -> _Plan:
@@ -126,7 +128,7 @@ def plan_variant(base: BaseCluster, variant: Variant, index: int = 0) -> _Plan:
         ):
             gone.add(node.metadata.name)
     nodes = [n for n in base.nodes if n.metadata.name not in gone]
-    added: list[str] = []
+    added: list[Node] = []
     taken = set(by_name)
     for i, a in enumerate(variant.add_nodes):
         if isinstance(a.template, str):
@@ -142,15 +144,18 @@ def plan_variant(base: BaseCluster, variant: Variant, index: int = 0) -> _Plan:
             if name in taken:
                 raise InvalidObjectError(where, f"addNodes[{i}]", f"node name {name!r} is taken")
             taken.add(name)
-            nodes.append(_new_node(tpl, name))
-            added.append(name)
+            new = _new_node(tpl, name)
+            nodes.append(new)
+            added.append(new)
     pods: list[Pod] = []
     displaced: list[Pod] = []
     lost: list[Pod] = []
+    removed_pods: list[Pod] = []
     for pod in base.pods:
         if pod.spec.node_name not in gone:
             pods.append(pod)
             continue
+        removed_pods.append(pod)
         kind = _controller_kind(pod)
         if kind == "DaemonSet" or _is_mirror(pod):
             continue
@@ -161,11 +166,11 @@ def plan_variant(base: BaseCluster, variant: Variant, index: int = 0) -> _Plan:
     pending = displaced + _scaled(base.pending, variant.pending_scale)
     for p in variant.add_pods:
         pending += _replicas(p.template, p.count, f"{index}")
-    return _Plan(nodes, pods, pending, sorted(gone), added, lost)
+    return _Plan(nodes, pods, pending, sorted(gone), added, lost, removed_pods)
 
 
 def _run_to_completion(
-    sched: Scheduler, clock: FakeClock, held: dict[str, Pod]
+    sched: Scheduler, clock: Any, held: dict[str, Pod]
 ) -> tuple[dict[str, SchedulingResult], list[SchedulingResult]]:
     """Schedule until nothing is ready, letting backoffs expire: (last attempt per pod,
     every attempt that preempted). A held pod is added once its predecessor is bound."""
@@ -209,6 +214,54 @@ def _utilization(sched: Scheduler) -> dict[str, dict[str, float]]:
     }
 
 
+@attrs.define(slots=True)
+class _BaseMemo:
+    """Per-process memo: the scheduler built for one base cluster, forked for each variant
+    (a Dask worker keeps the scattered base and so builds it once)."""
+
+    lock: threading.Lock = attrs.field(factory=threading.Lock)
+    base: BaseCluster | None = None
+    seed: int = 0
+    sched: Scheduler | None = None
+
+
+_MEMO = _BaseMemo()
+
+
+def _populate(sched: Scheduler, nodes: Iterable[Node], objects: Iterable[Any],
+              pods: Iterable[Pod]) -> None:
+    for n in nodes:
+        sched.add_node(n)
+    for o in objects:
+        sched.add_object(o)
+    for p in pods:
+        sched.add_pod(p)
+
+
+def _forked_scheduler(base: BaseCluster, plan: _Plan, seed: int) -> tuple[Scheduler, Any]:
+    """A fork of the base cluster's scheduler with the plan's node changes applied."""
+    with _MEMO.lock:
+        if _MEMO.base is not base or _MEMO.seed != seed or _MEMO.sched is None:
+            parent = Scheduler(base.config, clock=FakeClock(), seed=seed, explain=False)
+            _populate(parent, base.nodes, base.objects, base.pods)
+            _MEMO.base, _MEMO.seed, _MEMO.sched = base, seed, parent
+        sched = _MEMO.sched.fork()
+    _apply_node_changes(sched, plan)
+    return sched, sched.clock
+
+
+def _apply_node_changes(sched: Scheduler, plan: _Plan) -> None:
+    """The variant's node changes as events on a scheduler holding the base cluster: the
+    same history (nodes existed, then went) whether the scheduler is a fork or built anew,
+    so the node tree's zone order, and with it every decision, is the same."""
+    for p in plan.removed_pods:
+        sched.delete_pod(p)
+    for name in plan.removed:
+        sched.delete_node(name)
+    for n in plan.added:
+        sched.add_node(n)
+
+
 def _fresh_scheduler(
     base: BaseCluster, variant: Variant, plan: _Plan, seed: int
 ) -> tuple[Scheduler, FakeClock]:
@@ -217,19 +270,24 @@ def _fresh_scheduler(
     config = variant.config if variant.config is not None else base.config
     sched = Scheduler(config, clock=clock, seed=seed, explain=False,
                       feature_gates=dict(variant.feature_gates) or None)
-    for n in plan.nodes:
-        sched.add_node(n)
-    for o in base.objects:
-        sched.add_object(o)
-    for p in plan.pods:
-        sched.add_pod(p)
+    _populate(sched, base.nodes, base.objects, base.pods)
+    _apply_node_changes(sched, plan)
     return sched, clock
 
 
-def run_variant(base: BaseCluster, variant: Variant, index: int = 0, seed: int = 0) -> dict[str, Any]:
-    """Schedule the variant to completion and return its compact record (plain data)."""
+def run_variant(
+    base: BaseCluster, variant: Variant, index: int = 0, seed: int = 0, *, fork: bool = True
+) -> dict[str, Any]:
+    """Schedule the variant to completion and return its compact record (plain data).
+
+    The variant runs in a fork of the base cluster's scheduler (built once per process), or,
+    when it changes the configuration or feature gates (or ``fork=False``), in a scheduler
+    built from the objects; both give the same decisions."""
     plan = plan_variant(base, variant, index)
-    sched, clock = _fresh_scheduler(base, variant, plan, seed)
+    if fork and variant.config is None and not variant.feature_gates:
+        sched, clock = _forked_scheduler(base, plan, seed)
+    else:
+        sched, clock = _fresh_scheduler(base, variant, plan, seed)
     for p in plan.pending:
         sched.add_pod(p)
     held = dict(base.held)
@@ -258,5 +316,12 @@ def run_variant(base: BaseCluster, variant: Variant, index: int = 0, seed: int =
         "lost_pods": len(plan.lost),
         "reasons": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
         "utilization": _utilization(sched),
+        "capacity": None,
+        "capacity_stop_reason": None,
     }
+    if variant.capacity is not None:
+        template = Pod.from_dict({"apiVersion": "v1", "kind": "Pod", **variant.capacity.template})
+        report = sched.capacity(template, limit=variant.capacity.limit)
+        record["capacity"] = report.count
+        record["capacity_stop_reason"] = report.stop_reason
     return record

@@ -57,3 +57,18 @@ def test_variants_file_and_errors(tmp_path: Path) -> None:
 def test_dispatched_from_the_main_entry_point(capsys) -> None:  # type: ignore[no-untyped-def]
     assert kschedlib_main(["sweep", EXAMPLE, "--baseline", "--quiet"]) == 0
     assert "baseline" in capsys.readouterr().out
+
+
+def test_capacity_per_variant(tmp_path: Path) -> None:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: probe, namespace: shop}\n"
+                   "spec:\n  containers:\n  - name: c\n    image: i\n"
+                   "    resources: {requests: {cpu: 250m, memory: 64Mi}}\n")
+    code, out, err = run(EXAMPLE, "--baseline", "--zones-down", "--capacity", str(pod), "--json")
+    assert code == 0, err
+    recs = json.loads(out)
+    assert all(isinstance(r["capacity"], int) and r["capacity_stop_reason"] for r in recs)
+    assert recs[0]["capacity"] > max(r["capacity"] for r in recs[1:])
+    code, out, err = run(EXAMPLE, "--baseline", "--capacity", str(pod), "--capacity-limit", "2",
+                         "--json")
+    assert json.loads(out)[0]["capacity"] == 2

@@ -122,3 +122,51 @@ def test_ordered_ready_statefulset_pods_are_held_until_their_predecessor_runs() 
     rec = run_variant(base, Variant(name="v"))
     assert rec["pods_to_schedule"] == 3
     assert rec["scheduled"] == 2 and rec["unschedulable"] == 1
+
+
+def _study() -> list[Variant]:
+    return [
+        Variant(name="base"),
+        Variant(name="zone-a-down", remove_zones=["zone-a"]),
+        Variant(name="n0-down", remove_nodes=["n0"], pending_scale=2.0),
+        Variant(name="grow", add_nodes=[NodeAddition(template="n1", count=2)], pending_scale=3.0),
+        Variant(name="pods", add_pods=[PodAddition(template=pod_dict("api", "3"), count=4)]),
+        Variant(name="labels", remove_node_labels={"topology.kubernetes.io/zone": "zone-b"},
+                add_nodes=[NodeAddition(template="n1", count=1, prefix="b-new")]),
+    ]
+
+
+def test_forked_variants_decide_like_variants_built_from_scratch() -> None:
+    base = three_zone_cluster()
+    for seed in (0, 3):
+        for i, v in enumerate(_study()):
+            assert run_variant(base, v, i, seed) == run_variant(base, v, i, seed, fork=False), v.name
+
+
+def test_the_base_scheduler_is_built_once_and_never_changed_by_variants() -> None:
+    from kschedlib.sweep import engine
+
+    base = three_zone_cluster()
+    first = run_variant(base, Variant(name="zone-a-down", remove_zones=["zone-a"]))
+    parent = engine._MEMO.sched
+    assert parent is not None and engine._MEMO.base is base
+    run_variant(base, Variant(name="x", pending_scale=3.0))
+    assert engine._MEMO.sched is parent
+    assert len(parent.bound_pods()) == len(base.pods)
+    assert run_variant(base, Variant(name="zone-a-down", remove_zones=["zone-a"])) == first
+
+
+def test_capacity_question_after_the_variant_is_scheduled() -> None:
+    from kschedlib.sweep import CapacityQuestion
+
+    base = three_zone_cluster()
+    q = CapacityQuestion(template=pod_dict("probe", "1"))
+    rec = run_variant(base, Variant(name="cap", capacity=q))
+    # 6 nodes x 4 cpu = 24 cpu; running pods ask 5.1, the 8 pending pods 8: 10 more 1-cpu pods.
+    assert rec["capacity"] == 10
+    assert "Insufficient cpu" in rec["capacity_stop_reason"]
+    limited = run_variant(base, Variant(name="cap", capacity=CapacityQuestion(
+        template=pod_dict("probe", "1"), limit=3)))
+    assert limited["capacity"] == 3 and limited["capacity_stop_reason"] == "limit"
+    down = run_variant(base, Variant(name="cap-a-down", remove_zones=["zone-a"], capacity=q))
+    assert down["capacity"] < rec["capacity"]
