@@ -19,6 +19,8 @@ commands:
   whatif POD.yaml --cluster PATH [--json]
                     would the pod be scheduled now, where, or why not and what
                     preemption would do
+  sweep CLUSTER     run many what-if variants (zones down, growth, failures) locally or
+                    on Dask
 """
 
 
@@ -45,6 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
+    if args[0] == "sweep":
+        from kschedlib.cli.sweep import main as sweep_main
+
+        return sweep_main(args[1:])
     sys.stderr.write(f"kschedlib: unknown command {args[0]!r}\n{USAGE}")
     return 2
 
