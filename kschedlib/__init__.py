@@ -107,6 +107,16 @@ from kschedlib.results import (
 )
 from kschedlib.schedule_one import num_feasible_nodes_to_find
 from kschedlib.scheduler import AcceptingBinder, Binder, Scheduler
+from kschedlib.whatif import (
+    CapacityReport,
+    DrainReport,
+    PodDrainResult,
+    RemovableNode,
+    RemovableNodesReport,
+    Transaction,
+    TransactionError,
+    Verdict,
+)
 
 __version__ = "0.1.0"
 
@@ -121,6 +131,7 @@ __all__ = [
     "BindPlugin",
     "Binder",
     "CacheError",
+    "CapacityReport",
     "Cluster",
     "ClusterEvent",
     "ClusterEventWithHint",
@@ -129,6 +140,7 @@ __all__ = [
     "CycleState",
     "Diagnosis",
     "DrainOptions",
+    "DrainReport",
     "DrainResult",
     "EnqueueExtensions",
     "Event",
@@ -167,6 +179,7 @@ __all__ = [
     "PluginFeatures",
     "PluginSpec",
     "Pod",
+    "PodDrainResult",
     "PodInfo",
     "PostBindPlugin",
     "PostFilterPlugin",
@@ -186,6 +199,8 @@ __all__ = [
     "RealClock",
     "Registry",
     "Report",
+    "RemovableNode",
+    "RemovableNodesReport",
     "ReservePlugin",
     "Resource",
     "SKIP",
@@ -201,6 +216,9 @@ __all__ = [
     "code_of",
     "is_success",
     "TaintEvictionController",
+    "Transaction",
+    "TransactionError",
+    "Verdict",
     "Workload",
     "WorkloadReference",
     "expand_workloads",

@@ -71,6 +71,12 @@ class FakeClock:
     def now(self) -> float:
         return self._now
 
+    def clone(self) -> FakeClock:
+        """An independent clock at the same time, with no timers (for forks)."""
+        c = FakeClock(self.start, self.wall_epoch, self.settle_yields)
+        c._now = self._now
+        return c
+
     def wall_time(self) -> datetime:
         return self.wall_epoch + timedelta(seconds=self._now - self.start)
 

@@ -23,6 +23,11 @@ class ObjectStore:
         self._objects: dict[str, dict[str, Any]] = {}
         self.generation = 0
 
+    def copy_from(self, other: ObjectStore) -> None:
+        """Hold the same (immutable) objects as ``other``, independently of it (forks)."""
+        self._objects = {kind: dict(bucket) for kind, bucket in other._objects.items()}
+        self.generation = other.generation
+
     @staticmethod
     def key_of(obj: Any) -> str:
         meta = obj.metadata

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -68,6 +69,13 @@ POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 LessFn = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 PreEnqueueCheck = Callable[[Pod], bool]
 NamespaceLabels = Callable[[str], "Mapping[str, str] | None"]
+
+_EPOCHS = itertools.count(1)
+
+
+def _same(p: QueuedPodInfo) -> QueuedPodInfo:
+    return p
+
 
 _EVENTS_THAT_NOMINATE = (EVENT_UNSCHEDULED_POD_ADD.label, EVENT_UNSCHEDULED_POD_UPDATE.label)
 
@@ -140,6 +148,45 @@ class PriorityQueue:
         self._nominator = Nominator(pod_lister)
         self.move_request_cycle = -1
         """Cycle of the last move request; kept as in Go, unused while queueing hints are on."""
+        self._epoch = 0
+        """Copy-on-write epoch (see ``copy_state_from``)."""
+
+    # ------------------------------------------------------------------ forks
+
+    def copy_state_from(self, other: PriorityQueue) -> None:
+        """Take ``other``'s pods, in-flight log, nominations and counters (forks); this queue
+        keeps its own plugins, hints and clock. QueuedPodInfos are shared copy-on-write: both
+        queues move to new epochs, and each copies a QueuedPodInfo of an older epoch before
+        changing it (``_own``)."""
+        other._epoch = next(_EPOCHS)
+        self._epoch = next(_EPOCHS)
+        self._active.copy_from(other._active, _same)
+        self._backoff.copy_from(other._backoff, _same)
+        self._unschedulable = dict(other._unschedulable)
+        self._nominator.copy_from(other._nominator)
+        self.move_request_cycle = other.move_request_cycle
+        self.metrics.copy_from(other.metrics)
+
+    def _own(self, p: QueuedPodInfo) -> QueuedPodInfo:
+        """``p``, or when a fork shares it, a private copy put in its place wherever it is
+        queued; call before changing a QueuedPodInfo taken from the queues."""
+        if p.epoch == self._epoch:
+            return p
+        c = p.fork_copy()
+        c.epoch = self._epoch
+        key = p.key
+        if self._unschedulable.get(key) is p:
+            self._unschedulable[key] = c
+        for heap in (self._active.heap, self._backoff.pod_backoff_q, self._backoff.pod_error_backoff_q):
+            if heap.get_by_key(key) is p:
+                heap.replace(key, c)
+        return c
+
+    def _own_key(self, key: str) -> None:
+        """Own the QueuedPodInfo queued under ``key`` (if any) before an in-place update."""
+        p = self._active.get(key) or self._backoff.get(key) or self._unschedulable.get(key)
+        if p is not None:
+            self._own(p)
 
     # ------------------------------------------------------------------ helpers
 
@@ -156,7 +203,9 @@ class PriorityQueue:
         return self._nominator
 
     def new_queued_pod_info(self, pod: Pod, *plugins: str) -> QueuedPodInfo:
-        return QueuedPodInfo.of(pod, self._clock.now(), *plugins)
+        p = QueuedPodInfo.of(pod, self._clock.now(), *plugins)
+        p.epoch = self._epoch
+        return p
 
     def _unschedulable_add_or_update(self, p: QueuedPodInfo, event: str) -> None:
         key = p.key
@@ -210,6 +259,7 @@ class PriorityQueue:
     ) -> bool:
         """Run PreEnqueue (unless the pod comes straight from backoffQ) and add the pod to activeQ,
         or keep it with the unschedulable pods when gated. True when added to activeQ."""
+        p = self._own(p)
         if not (self._pop_from_backoff_q and moves_from_backoff_q):
             self._run_pre_enqueue_plugins(p)
         key = p.key
@@ -230,6 +280,7 @@ class PriorityQueue:
     def _move_to_backoff_q(self, p: QueuedPodInfo, event: str) -> bool:
         """Add the pod to backoffQ, running PreEnqueue first (PopFromBackoffQ); a gated pod stays
         with the unschedulable pods. True when added to backoffQ."""
+        p = self._own(p)
         if self._pop_from_backoff_q:
             self._run_pre_enqueue_plugins(p)
             if p.gated():
@@ -372,6 +423,7 @@ class PriorityQueue:
                 if p is None:
                     return None
                 self.metrics.incoming(ACTIVE, POP_FROM_BACKOFF_Q)
+            p = self._own(p)
             p.attempts += 1
             if p.uid in self._active.in_flight:
                 # The same pod is already being scheduled: discard this copy (as kube-scheduler).
@@ -404,6 +456,7 @@ class PriorityQueue:
                 return None
             self._unschedulable_delete(u.pod)
             p = u
+        p = self._own(p)
         p.attempts += 1
         self._active.in_flight.add_pod(p.pod)
         self._active.sched_cycle += 1
@@ -477,6 +530,7 @@ class PriorityQueue:
             return
         if old_pod is not None:
             old_key = old_pod.key
+            self._own_key(old_key)
             p = self._active.update(new_pod, old_key)
             if p is None:
                 p = self._backoff.update(new_pod, old_key)
@@ -485,6 +539,7 @@ class PriorityQueue:
                 return
         p = self._unschedulable.get(new_pod.key)
         if p is not None:
+            p = self._own(p)
             p.update(new_pod)
             self._nominator.update_nominated_pod(old_pod, p.pod_info)
             for evt in events:
