@@ -153,3 +153,16 @@ def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == f"kschedlib {kschedlib.__version__} (kube-scheduler v1.35)\n"
+
+
+def test_fake_clock_clone_is_independent() -> None:
+    clock = FakeClock()
+    clock.advance(5)
+    fired: list[float] = []
+    clock.call_later(1, lambda: fired.append(clock.now()))
+    twin = clock.clone()
+    assert twin.now() == clock.now() and twin.wall_time() == clock.wall_time()
+    twin.advance(10)
+    assert clock.now() == clock.start + 5 and fired == []  # timers stay with the original
+    clock.advance(1)
+    assert fired == [clock.start + 6]
