@@ -23,6 +23,7 @@ from kschedlib.errors import (
     KSchedError,
     QuantityError,
     QueueError,
+    QueueingHintError,
 )
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
@@ -124,6 +125,7 @@ __all__ = [
     "Quantity",
     "QuantityError",
     "QueueError",
+    "QueueingHintError",
     "QueueSortPlugin",
     "QueueingHint",
     "RealClock",

@@ -35,3 +35,8 @@ class CacheError(KSchedError):
 
 class QueueError(KSchedError):
     """An invalid scheduling-queue operation; the queue is left unchanged."""
+
+
+class QueueingHintError(KSchedError, TypeError):
+    """A queueing hint was given an object of the wrong type. kube-scheduler's hints return
+    ``(Queue, err)`` then; the queue counts this error as Queue (the pod is requeued)."""

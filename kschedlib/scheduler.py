@@ -42,7 +42,7 @@ from kschedlib.framework.handle import ObjectStore, RealClock
 from kschedlib.framework.queued_pod_info import QueuedPodInfo
 from kschedlib.framework.registry import PluginFactory, PluginSpec, Registry
 from kschedlib.framework.runtime import Framework
-from kschedlib.framework.status import Code, Status
+from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.framework.types import PodInfo
 from kschedlib.plugins.registry import in_tree_registry
 from kschedlib.results import (
@@ -196,6 +196,8 @@ class Scheduler:
         self._waiting: dict[str, _PendingBinding] = {}
         self._victims: list[Pod] = []
         self._last_leftover_flush = self.clock.now()
+        self._in_cycle: tuple[CycleState, Pod, str] | None = None
+        """(state, assumed pod, node) once a cycle has assumed its pod, for undoing it."""
 
     # ------------------------------------------------------------------ lookups
 
@@ -468,7 +470,58 @@ class Scheduler:
         return self._schedule(fwk, qpi)
 
     def _schedule(self, fwk: Framework, qpi: QueuedPodInfo) -> SchedulingResult:
+        """One scheduling cycle; whatever goes wrong inside it (an error in kschedlib itself
+        included) ends as an Error attempt with the pod requeued, never a lost pod."""
         start = time.perf_counter()
+        self._in_cycle = None
+        try:
+            return self._scheduling_cycle(fwk, qpi, start)
+        except Exception as exc:
+            return self._internal_error(fwk, qpi, exc, start)
+        finally:
+            self._in_cycle = None
+
+    def _internal_error(
+        self, fwk: Framework, qpi: QueuedPodInfo, exc: Exception, start: float
+    ) -> SchedulingResult:
+        """An unexpected exception in a cycle: undo the assumption (Unreserve, forget the
+        assumed pod) and handle it as an Error status (requeue with backoff, FailedScheduling)."""
+        st = from_exception(exc)
+        msg = f"internal error: {st.message()}"
+        cycle = self._in_cycle
+        self._in_cycle = None
+        if cycle is not None:
+            state, assumed, host = cycle
+            self._waiting.pop(assumed.uid, None)
+            with contextlib.suppress(Exception):
+                fwk.waiting_pods.remove(assumed.uid)
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            with contextlib.suppress(Exception):
+                self.cache.forget_pod(assumed)
+        try:
+            return self._fail(fwk, qpi, Status(Code.Error, (msg,), "", exc),
+                              CLEAR_NOMINATED_NODE, None, start, msg)
+        except Exception:
+            self._ensure_queued(qpi)
+            self.events.append(
+                Event("Warning", "FailedScheduling", qpi.pod.key, msg, self.clock.now())
+            )
+            return SchedulingResult(qpi.pod, Outcome.Error, None, msg, None, (), None)
+
+    def _ensure_queued(self, qpi: QueuedPodInfo) -> None:
+        """Last resort after a failed failure handling: the pod is pending again somewhere."""
+        with contextlib.suppress(Exception):
+            self.queue.done(qpi.pod.uid)
+        pod = self._pending.get(qpi.pod.uid)
+        if pod is None or pod.spec.node_name:
+            return
+        with contextlib.suppress(Exception):
+            if not self.queue.where_is(pod):
+                self.queue.add(pod)
+
+    def _scheduling_cycle(
+        self, fwk: Framework, qpi: QueuedPodInfo, start: float
+    ) -> SchedulingResult:
         pod = qpi.pod
         state = CycleState()
         self._victims = []
@@ -497,6 +550,7 @@ class Scheduler:
             self.cache.assume_pod(assumed)
         except CacheError as exc:
             return self._fail(fwk, qpi, Status.error(exc), CLEAR_NOMINATED_NODE, explanation, start, str(exc))
+        self._in_cycle = (state, assumed, host)
         self.queue.delete_nominated_pod_if_exists(assumed)
         st: Status | None = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if st is not None and st.code != Code.Success:
@@ -524,7 +578,14 @@ class Scheduler:
             if verdict is not None and verdict.code == Code.Wait:
                 continue
             del self._waiting[uid]
-            out.append(self._binding_cycle(pb, time.perf_counter(), verdict))
+            start = time.perf_counter()
+            self._in_cycle = (pb.state, pb.assumed, pb.host)
+            try:
+                out.append(self._binding_cycle(pb, start, verdict))
+            except Exception as exc:
+                out.append(self._internal_error(pb.fwk, pb.qpi, exc, start))
+            finally:
+                self._in_cycle = None
         return out
 
     def _binding_cycle(
@@ -565,12 +626,9 @@ class Scheduler:
                 try:
                     ext.bind(pod, host)
                 except Exception as exc:
-                    return Status.error(exc)
+                    return from_exception(exc, ext.name)
                 return None
-        try:
-            return fwk.run_bind_plugins(state, pod, host)
-        except Exception as exc:  # a host binder that raised: the bind failed
-            return Status.error(exc)
+        return fwk.run_bind_plugins(state, pod, host)
 
     # ------------------------------------------------------------------ failures
 

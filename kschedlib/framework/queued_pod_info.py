@@ -36,6 +36,9 @@ class QueuedPodInfo:
     """The PreEnqueue plugin currently gating the pod ("" = not gated)."""
     gating_plugin_events: tuple[ClusterEvent, ...] = ()
     """Events the gating plugin registered: only those can ungate the pod."""
+    seq: int = 0
+    """Arrival order of the pod's current ``timestamp`` in its queue: breaks QueueSort ties
+    (equal priority and timestamp) so such pods pop in the order they were added."""
 
     @classmethod
     def of(cls, pod: Pod, timestamp: float, *plugins: str) -> QueuedPodInfo:
@@ -87,6 +90,7 @@ class QueuedPodInfo:
             pending_plugins=set(self.pending_plugins),
             gating_plugin=self.gating_plugin,
             gating_plugin_events=self.gating_plugin_events,
+            seq=self.seq,
         )
 
     def __repr__(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -79,6 +80,17 @@ def priority_sort_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
     return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
 
 
+def _with_arrival_tie_break(less: LessFn) -> LessFn:
+    """``less``, with pods it holds equal (same priority and timestamp) ordered by arrival."""
+
+    def ordered(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        if less(a, b):
+            return True
+        return a.seq < b.seq and not less(b, a)
+
+    return ordered
+
+
 class QueueingStrategy(enum.IntEnum):
     """How a pod leaves the unschedulable pods: not at all, after its backoff, or right away."""
 
@@ -111,7 +123,10 @@ class PriorityQueue:
         pop_from_backoff_q: bool = True,
         metrics: QueueMetrics | None = None,
     ) -> None:
-        self._less: LessFn = less if less is not None else priority_sort_less
+        self._less: LessFn = _with_arrival_tie_break(
+            less if less is not None else priority_sort_less
+        )
+        self._seq = itertools.count(1)
         self._clock: Clock = clock if clock is not None else RealClock()
         self._pre_enqueue: dict[str, list[PreEnqueuePlugin]] = {
             profile: list(pls) for profile, pls in (pre_enqueue_plugins or {}).items()
@@ -156,7 +171,9 @@ class PriorityQueue:
         return self._nominator
 
     def new_queued_pod_info(self, pod: Pod, *plugins: str) -> QueuedPodInfo:
-        return QueuedPodInfo.of(pod, self._clock.now(), *plugins)
+        p = QueuedPodInfo.of(pod, self._clock.now(), *plugins)
+        p.seq = next(self._seq)
+        return p
 
     def _unschedulable_add_or_update(self, p: QueuedPodInfo, event: str) -> None:
         key = p.key
@@ -360,9 +377,6 @@ class PriorityQueue:
     def pop(self) -> QueuedPodInfo | None:
         """Take the head of activeQ (or of backoffQ when activeQ is empty) into flight, counting the
         attempt and starting a scheduling cycle; None when nothing can be popped."""
-        # Like v1.35, the previous attempt's unschedulable/pending plugins are kept: the caller
-        # sets them from this attempt's failure (both empty for an error) before
-        # add_unschedulable_if_not_present.
         while True:
             p = self._active.heap.pop()
             if p is None:
@@ -378,12 +392,7 @@ class PriorityQueue:
                 continue
             self._active.in_flight.add_pod(p.pod)
             self._active.sched_cycle += 1
-            profile = p.pod.spec.scheduler_name
-            self.metrics.scheduling_attempts[profile] += 1
-            for plugin in p.unschedulable_plugins | p.pending_plugins:
-                self.metrics.unschedulable_reasons[(plugin, profile)] -= 1
-            # The rejectors of the last attempt stay on the pod (for logging); the scheduler
-            # replaces them when this attempt fails (empty sets for an error).
+            self._start_attempt(p)
             return p
 
     def pop_pod(self, pod: Pod) -> QueuedPodInfo | None:
@@ -407,11 +416,22 @@ class PriorityQueue:
         p.attempts += 1
         self._active.in_flight.add_pod(p.pod)
         self._active.sched_cycle += 1
+        self._start_attempt(p)
+        return p
+
+    def _start_attempt(self, p: QueuedPodInfo) -> None:
+        """Count the attempt and reset the pod's rejectors for it, as v1.35's activeQ pop
+        does: unschedulable and pending plugins (and any gating plugin) are cleared, so a
+        requeue consults only this attempt's rejectors."""
         profile = p.pod.spec.scheduler_name
         self.metrics.scheduling_attempts[profile] += 1
         for plugin in p.unschedulable_plugins | p.pending_plugins:
             self.metrics.unschedulable_reasons[(plugin, profile)] -= 1
-        return p
+        p.unschedulable_plugins = set()
+        p.pending_plugins = set()
+        p.gating_plugin = ""
+        p.gating_plugin_events = ()
+        p.backoff_expiration = None
 
     def done(self, uid: str) -> None:
         """End the in-flight tracking of a popped pod (idempotent)."""
@@ -437,6 +457,7 @@ class PriorityQueue:
                 p.unschedulable_count += 1
                 p.consecutive_errors_count = 0
             p.timestamp = self._clock.now()
+            p.seq = next(self._seq)
             p.backoff_expiration = None
             profile = p.pod.spec.scheduler_name
             for plugin in p.unschedulable_plugins | p.pending_plugins:
