@@ -47,10 +47,13 @@ class KubeObject:
     metadata: ObjectMeta
 
     @classmethod
-    def from_dict(cls: type[_T], data: Any) -> _T:
+    def from_dict(cls: type[_T], data: Any, *, validate: bool = True) -> _T:
+        """Decode Kubernetes JSON; with ``validate`` (the default) an object the API server
+        would reject raises InvalidObjectError (``validate=False`` only checks types, for
+        test tables ported from kube-scheduler's Go tests, which skip API validation)."""
         from kschedlib.api.codec import decode_object
 
-        return decode_object(cls, cls.label, data)
+        return decode_object(cls, cls.label, data, validate=validate)
 
     def to_dict(self) -> dict[str, Any]:
         from kschedlib.api.codec import encode

@@ -65,4 +65,6 @@ def load_objects(text: str) -> list[Any]:
         docs = list(yaml.safe_load_all(text))
     except yaml.YAMLError as exc:
         raise InvalidObjectError("document", "", f"invalid YAML: {exc}") from None
+    except RecursionError:
+        raise InvalidObjectError("document", "", "nested too deeply") from None
     return [decode_any(d) for doc in docs for d in _flatten(doc)]

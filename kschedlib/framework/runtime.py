@@ -141,6 +141,12 @@ class Framework:
                 raise ConfigError(
                     f'profile "{self.profile_name}": initializing plugin "{name}": {exc}'
                 ) from exc
+            reported = getattr(plugin, "name", None)
+            if reported != name:
+                raise ConfigError(
+                    f'profile "{self.profile_name}": plugin "{name}" reports the name '
+                    f"{reported!r}: a plugin's name must be the name it is registered under"
+                )
             self.plugins[name] = plugin
 
         self.points: dict[str, list[Any]] = {p: [] for p in EXTENSION_POINTS}
