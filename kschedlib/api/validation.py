@@ -237,3 +237,71 @@ def default_namespace(obj: Any) -> Any:
     if meta.namespace:
         return obj
     return attrs.evolve(obj, metadata=attrs.evolve(meta, namespace="default"))
+
+
+# --------------------------------------------------------------------------- PodInfo parsing
+
+
+def _requirement_errors(key: str, op: str, values: tuple[str, ...]) -> list[str]:
+    """labels.NewRequirement's errors (field paths relative to the requirement)."""
+    errs = []
+    kerrs = is_qualified_name(key)
+    if kerrs:
+        errs.append(f'key: Invalid value: "{key}": {"; ".join(kerrs)}')
+    for i, v in enumerate(values):
+        verrs = is_valid_label_value(v)
+        if verrs:
+            errs.append(f'values[{i}][{key}]: Invalid value: "{v}": {"; ".join(verrs)}')
+    return errs
+
+
+def _aggregate(errs: list[str]) -> str:
+    return errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+
+
+def label_selector_error(sel: LabelSelector | None) -> str | None:
+    """metav1.LabelSelectorAsSelector's error text for a selector kube-scheduler cannot
+    parse (invalid keys or values), or None."""
+    if sel is None:
+        return None
+    for k in sorted(sel.match_labels):
+        errs = _requirement_errors(k, "=", (sel.match_labels[k],))
+        if errs:
+            return _aggregate(errs)
+    for req in sel.match_expressions:
+        errs = _requirement_errors(req.key, req.operator, req.values)
+        if errs:
+            return _aggregate(errs)
+    return None
+
+
+def pod_info_parse_error(pod: Any) -> str | None:
+    """framework.NewPodInfo's error for a pod whose pod (anti-)affinity terms have selectors
+    that do not parse (an object the API server would have rejected), or None."""
+    aff = pod.spec.affinity
+    if aff is None:
+        return None
+    errs: list[str] = []
+    groups = []
+    for label, pa, preferred in (
+        ("requiredAffinityTerms", aff.pod_affinity, False),
+        ("requiredAntiAffinityTerms", aff.pod_anti_affinity, False),
+        ("preferredAffinityTerms", aff.pod_affinity, True),
+        ("preferredAntiAffinityTerms", aff.pod_anti_affinity, True),
+    ):
+        if pa is None:
+            continue
+        if preferred:
+            terms = [w.pod_affinity_term for w in pa.preferred_during_scheduling_ignored_during_execution]
+        else:
+            terms = list(pa.required_during_scheduling_ignored_during_execution)
+        groups.append((label, terms))
+    for label, terms in groups:
+        for term in terms:
+            err = label_selector_error(term.label_selector) or label_selector_error(
+                term.namespace_selector
+            )
+            if err is not None:
+                errs.append(f"{label}: {err}")
+                break
+    return _aggregate(errs) if errs else None

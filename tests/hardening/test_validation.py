@@ -174,3 +174,48 @@ def test_pod_built_in_code_without_namespace_is_rejected_by_add_pod() -> None:
         s.add_pod(bare)
     assert exc.value.field == "metadata.namespace"
     assert s.pending_pods() == []
+
+
+_BAD_TERM = {"labelSelector": {"matchLabels": {"app": "not valid!"}},
+             "topologyKey": "kubernetes.io/hostname"}
+_VALUE_MSG = (
+    'values[0][app]: Invalid value: "not valid!": a valid label must be an empty string or '
+    "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+    "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+
+
+def test_interpodaffinity_rejects_an_accepted_pod_with_an_invalid_term_at_prefilter() -> None:
+    data = _pod(affinity={"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [_BAD_TERM]}})
+    p = Pod.from_dict(data, validate=False)  # accepted (not through the API server)
+    s = new_scheduler()
+    s.add_node(node_dict("n1"))
+    s.add_pod(p)
+    [r] = s.run()
+    assert r.node is None
+    # PreFilter's UnschedulableAndUnresolvable status, verbatim (PostFilter text follows)
+    assert r.message.startswith(
+        "0/1 nodes are available: parsing pod: requiredAntiAffinityTerms: " + _VALUE_MSG + ". "
+    )
+
+
+def test_interpodaffinity_pre_score_errors_on_an_invalid_preferred_term() -> None:
+    from kschedlib.framework.cycle_state import CycleState
+    from kschedlib.framework.status import Code
+
+    data = _pod(affinity={"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "podAffinityTerm": _BAD_TERM}]}})
+    p = Pod.from_dict(data, validate=False)
+    s = new_scheduler()
+    s.add_node(node_dict("n1"))
+    s.cache.update_snapshot(s.snapshot)
+    fwk = next(iter(s.frameworks.values()))
+    plugin = fwk.plugins["InterPodAffinity"]
+    _, st = plugin.pre_filter(CycleState(), p, s.snapshot.list())
+    assert st is not None and st.code == Code.UnschedulableAndUnresolvable
+    assert st.message() == "parsing pod: preferredAffinityTerms: " + _VALUE_MSG
+    st = plugin.pre_score(CycleState(), p, s.snapshot.list())
+    assert st is not None and st.code == Code.Error
+    assert st.message() == "failed to parse pod: preferredAffinityTerms: " + _VALUE_MSG
