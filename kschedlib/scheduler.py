@@ -559,6 +559,12 @@ class Scheduler:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             with contextlib.suppress(Exception):
                 self.cache.forget_pod(assumed)
+        uid = qpi.pod.uid
+        if uid not in self._pending and self._cached(qpi.pod) is None:
+            # The error struck between leaving the queue and joining the cache: pending again.
+            pod = qpi.pod.with_node_name("") if qpi.pod.spec.node_name else qpi.pod
+            self._pending[uid] = pod
+            self._pending_keys[pod.key] = uid
         try:
             return self._fail(fwk, qpi, Status(Code.Error, (msg,), "", exc),
                               CLEAR_NOMINATED_NODE, None, start, msg)

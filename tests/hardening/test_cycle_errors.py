@@ -257,3 +257,30 @@ def test_internal_error_after_assume_forgets_the_pod_and_requeues(
     monkeypatch.undo()
     clock.advance(20)
     assert [x.outcome for x in s.run()] == [Outcome.Scheduled]
+
+
+def test_internal_error_after_the_pod_left_the_queue_keeps_it_pending(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = FakeClock()
+    s = new_scheduler(clock=clock)
+    s.add_node(node("n1"))
+    s.add_pod(pod("p"))
+    from kschedlib.backend.cache import Cache
+
+    real_add = Cache.add_pod
+    calls = {"n": 0}
+
+    def flaky(self: Cache, p: Pod) -> None:  # the bound pod's add to the cache fails once
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("cache add failed")
+        real_add(self, p)
+
+    monkeypatch.setattr(Cache, "add_pod", flaky)
+    [r] = s.run()
+    assert r.outcome == Outcome.Error and "cache add failed" in r.message
+    assert accounted(s, ["default/p"]) == {"default/p": "pending"}
+    clock.advance(20)
+    assert [x.outcome for x in s.run()] == [Outcome.Scheduled]
+    assert accounted(s, ["default/p"]) == {"default/p": "bound"}
