@@ -94,11 +94,18 @@ def _dec_quantity(value: Any, path: str) -> Quantity:
         raise FieldError(path, f"expected quantity, got {_type_name(value)}")
     try:
         # Go's Quantity.UnmarshalJSON trims surrounding white space before parsing.
-        return parse_quantity(value.strip() if value[:1].isspace() or value[-1:].isspace()
-                              else value)
+        if value[:1] in _GO_SPACE or value[-1:] in _GO_SPACE:
+            value = value.strip(_GO_SPACE)
+        return parse_quantity(value)
     except QuantityError:
         raise FieldError(path, f'invalid quantity "{value}"') from None
 
+
+# What Go's strings.TrimSpace removes (unicode.IsSpace).
+_GO_SPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 
 _RFC3339 = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
