@@ -284,3 +284,20 @@ def test_internal_error_after_the_pod_left_the_queue_keeps_it_pending(
     clock.advance(20)
     assert [x.outcome for x in s.run()] == [Outcome.Scheduled]
     assert accounted(s, ["default/p"]) == {"default/p": "bound"}
+
+
+def test_remove_pod_raising_during_preemption_dry_run_keeps_every_pod() -> None:
+    boom = Boom("remove_pod")
+    clock = FakeClock()
+    s = new_scheduler(config=_config("remove_pod"), clock=clock,
+                      plugins={"Boom": lambda a, h: boom})
+    s.add_node(node("n1", cpu="1"))
+    s.add_pod(pod("low", cpu="1", priority=0))
+    assert [r.outcome for r in s.run()] == [Outcome.Scheduled]
+    s.add_pod(pod("high", cpu="1", priority=100))
+    [r] = s.run()
+    assert r.outcome == Outcome.Unschedulable
+    assert "boom in remove_pod" in r.message
+    assert r.victims == ()
+    assert accounted(s, ["default/low", "default/high"]) == {
+        "default/low": "bound", "default/high": "pending"}
