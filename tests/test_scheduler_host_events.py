@@ -8,7 +8,7 @@ import pytest
 
 from kschedlib.errors import CacheError, InvalidObjectError
 from kschedlib.results import Outcome
-from tests.hardening.helpers import new_scheduler, node, node_dict, pod, pod_dict
+from tests.builders import new_scheduler, node, node_dict, pod, pod_dict
 
 
 def test_update_of_unknown_node_adds_it_like_an_unknown_pod() -> None:

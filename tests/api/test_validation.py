@@ -15,7 +15,7 @@ from kschedlib import Node, Pod
 from kschedlib.api.objects import load_objects
 from kschedlib.cli.simulate import main as simulate_main
 from kschedlib.errors import InvalidObjectError
-from tests.hardening.helpers import new_scheduler, node_dict, pod_dict
+from tests.builders import new_scheduler, node_dict, pod_dict
 
 
 def _pod(**spec: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Small object builders for the hardening tests (no tests here)."""
+"""Small object builders shared by the robustness tests (no tests here)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kschedlib import FakeClock
 from kschedlib.backend.queue.scheduling_queue import PriorityQueue
-from tests.hardening.helpers import new_scheduler, node, pod
+from tests.builders import new_scheduler, node, pod
 
 
 def test_frozen_clock_pops_in_arrival_order_through_the_facade() -> None:

@@ -12,7 +12,7 @@ from kschedlib import FakeClock, Pod
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.status import Code, Status
 from kschedlib.results import Outcome
-from tests.hardening.helpers import accounted, new_scheduler, node, pod
+from tests.builders import accounted, new_scheduler, node, pod
 
 POINTS = ("pre_filter", "add_pod", "filter", "pre_score", "score", "normalize_score",
           "reserve", "permit", "pre_bind", "bind", "post_filter")

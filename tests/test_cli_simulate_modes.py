@@ -10,9 +10,9 @@ from pathlib import Path
 
 from kschedlib.cli.simulate import failure_reasons, load_input, simulate
 from kschedlib.cli.simulate import main as simulate_main
-from tests.hardening.helpers import node_dict, pod_dict
+from tests.builders import node_dict, pod_dict
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cluster.json"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cluster.json"
 
 
 def _cluster(n_nodes: int, n_pods: int, cpu: str = "1") -> list[object]:

@@ -2,7 +2,7 @@
 raise one of kschedlib's own error types, and every accepted pending pod ends pending,
 waiting or bound (never lost).
 
-The CI run is short; ``KSCHEDLIB_FUZZ_EXAMPLES=2000 python -m pytest tests/hardening/test_fuzz.py``
+The CI run is short; ``KSCHEDLIB_FUZZ_EXAMPLES=2000 python -m pytest tests/test_fuzz.py``
 runs a longer campaign (a few minutes)."""
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from kschedlib import FakeClock, Node, Pod, Scheduler
 from kschedlib.api.objects import load_objects
 from kschedlib.config import load_config
 from kschedlib.errors import KSchedError
+from tests.builders import accounted
 from tests.corpus import CORPUS
-from tests.hardening.helpers import accounted
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent / "data" / "realdata"
 EXAMPLES = int(os.environ.get("KSCHEDLIB_FUZZ_EXAMPLES", "25"))
 SETTINGS = settings(
     max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 25,

@@ -8,7 +8,7 @@ import pytest
 from kschedlib.api.quantity import parse_quantity
 from kschedlib.api.resource import Resource, compute_pod_resources, wrap64
 from kschedlib.results import Outcome
-from tests.hardening.helpers import accounted, new_scheduler, node, pod
+from tests.builders import accounted, new_scheduler, node, pod
 
 
 @pytest.mark.parametrize("cpu", ["1e400", "1e2000000", "9223372036854775807", "9e18"])

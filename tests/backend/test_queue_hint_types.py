@@ -10,7 +10,7 @@ from kschedlib.backend.queue.metrics import QUEUEING_HINT_ERROR
 from kschedlib.backend.queue.scheduling_queue import PriorityQueue
 from kschedlib.errors import QueueingHintError
 from kschedlib.framework.events import EventResource, QueueingHint
-from tests.hardening.helpers import new_scheduler, node, pod
+from tests.builders import new_scheduler, node, pod
 
 CHECKED = {
     EventResource.Pod, EventResource.AssignedPod, EventResource.UnscheduledPod,
