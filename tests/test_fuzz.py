@@ -226,3 +226,93 @@ def test_mutated_whole_file_loads_or_is_a_typed_error(f: Path, edits: Any) -> No
             if len(sched.pending_pods()) > before:
                 keys.append(o.key)
     _schedule_all(sched, clock, keys)
+
+
+class _Chaos:
+    """A plugin at every extension point that raises when its random stream says so."""
+
+    name = "Chaos"
+
+    def __init__(self, draws: list[bool]) -> None:
+        self.draws = draws
+        self.i = 0
+
+    def _maybe(self) -> None:
+        d = self.draws[self.i % len(self.draws)]
+        self.i += 1
+        if d:
+            raise RuntimeError(f"chaos #{self.i}")
+
+    def pre_filter(self, state: Any, p: Any, nodes: Any) -> Any:
+        self._maybe()
+        return None, None
+
+    def pre_filter_extensions(self) -> Any:
+        return self
+
+    def add_pod(self, *a: Any) -> None:
+        self._maybe()
+
+    def remove_pod(self, *a: Any) -> None:
+        self._maybe()
+
+    def filter(self, *a: Any) -> None:
+        self._maybe()
+
+    def pre_score(self, *a: Any) -> None:
+        self._maybe()
+
+    def score(self, *a: Any) -> Any:
+        self._maybe()
+        return 0, None
+
+    def score_extensions(self) -> None:
+        return None
+
+    def reserve(self, *a: Any) -> None:
+        self._maybe()
+
+    def unreserve(self, *a: Any) -> None:
+        self._maybe()
+
+    def permit(self, *a: Any) -> Any:
+        self._maybe()
+        return None, 0.0
+
+    def pre_bind(self, *a: Any) -> None:
+        self._maybe()
+
+    def post_bind(self, *a: Any) -> None:
+        self._maybe()
+
+
+@SETTINGS
+@given(
+    draws=st.lists(st.booleans(), min_size=1, max_size=30),
+    pods=st.lists(st.sampled_from(POD_SEEDS), min_size=1, max_size=6),
+    deletes=st.lists(st.integers(min_value=0, max_value=20), max_size=3),
+)
+def test_randomly_raising_plugin_never_loses_a_pod(
+    draws: list[bool], pods: list[dict[str, Any]], deletes: list[int]
+) -> None:
+    chaos = _Chaos(draws)
+    clock = FakeClock()
+    cfg = {"profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "Chaos"}]}}}]}
+    sched = Scheduler(cfg, clock=clock, seed=1, plugins={"Chaos": lambda a, h: chaos})
+    for n in NODE_SEEDS[:4]:
+        _try(sched.add_node, Node.from_dict(n))
+    keys: list[str] = []
+    for i, d in enumerate(pods):
+        p = _try(Pod.from_dict, {**d, "metadata": {**d.get("metadata", {}),
+                                                  "name": f"p{i}", "uid": f"u{i}"}})
+        if p is None:
+            continue
+        p = p.with_node_name("") if p.spec.node_name else p
+        before = len(sched.pending_pods())
+        _try(sched.add_pod, p)
+        if len(sched.pending_pods()) > before:
+            keys.append(p.key)
+    for k in deletes:  # some nodes go away mid-run
+        sched.run(max_cycles=1)
+        sched.delete_node(NODE_SEEDS[k % 4]["metadata"]["name"])
+    _schedule_all(sched, clock, keys)
