@@ -377,9 +377,10 @@ def object_label(kind: str, data: Any) -> str:
 def decode_object(cls: type[T], kind: str, data: Any, *, validate: bool = True) -> T:
     """Decode a top-level Kubernetes object, turning field errors into InvalidObjectError.
 
-    A ``kind`` naming another kind is an error; Pods and Nodes are then validated as the API
-    server would (names, non-negative quantities, ports, priority, spread constraints,
-    affinity selectors), and a Pod without a namespace goes to "default" (as kubectl puts it).
+    A ``kind`` naming another kind is an error. With ``validate`` the object is then checked
+    as the API server would (every object: a name, valid labels; Pods and Nodes also
+    non-negative quantities, ports, priority, spread constraints, affinity selectors), and a
+    namespaced object without a namespace goes to "default" (as kubectl puts it).
     """
     want = _default_kind(cls)
     if isinstance(data, dict) and want:
@@ -396,24 +397,30 @@ def decode_object(cls: type[T], kind: str, data: Any, *, validate: bool = True) 
         raise InvalidObjectError(
             object_label(kind, data), "", "nested too deeply to decode"
         ) from None
+    if not validate or not hasattr(obj, "metadata"):
+        return obj
     from kschedlib.api import validation
 
-    checker = _VALIDATED.get(want) if validate else None
-    if checker is not None:
-        if checker == "Pod":
-            obj = validation.default_namespace(obj)
-            problems = validation.pod_problems(obj)
-        else:
-            problems = validation.node_problems(obj)
-        for problem in problems:
-            label = f"{kind} {getattr(obj, 'key', '')}" if getattr(obj, "key", "") else (
-                object_label(kind, data)
-            )
-            raise InvalidObjectError(label, problem.path, problem.problem)
+    if want in _NAMESPACED:
+        obj = validation.default_namespace(obj)
+    if want == "Pod":
+        problems = validation.pod_problems(obj)
+    elif want == "Node":
+        problems = validation.node_problems(obj)
+    else:
+        problems = validation.meta_problems(obj, namespaced=want in _NAMESPACED)
+    for problem in problems:
+        key = getattr(obj, "key", "")
+        label = f"{kind} {key}" if key else object_label(kind, data)
+        raise InvalidObjectError(label, problem.path, problem.problem)
     return obj
 
 
-_VALIDATED = {"Pod": "Pod", "Node": "Node"}
+# Namespaced kinds: kubectl puts one read from a manifest without a namespace in "default".
+_NAMESPACED = frozenset({
+    "Pod", "PersistentVolumeClaim", "PodDisruptionBudget", "Service", "ReplicaSet",
+    "StatefulSet", "ReplicationController",
+})
 
 
 def _default_kind(cls: type) -> str:

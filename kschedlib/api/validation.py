@@ -223,6 +223,17 @@ def pod_problems(pod: Any) -> Iterator[ValidationProblem]:
         yield from _check_affinity(spec.affinity, "spec.affinity")
 
 
+def meta_problems(obj: Any, namespaced: bool) -> Iterator[ValidationProblem]:
+    """Every object needs a name; a namespace, when given, must be a DNS label."""
+    meta = obj.metadata
+    if not meta.name:
+        yield ValidationProblem("metadata.name", "Required value: name or generateName is required")
+    if namespaced and meta.namespace:
+        errs = is_dns1123_label(meta.namespace)
+        if errs:
+            yield _invalid("metadata.namespace", meta.namespace, errs)
+
+
 def node_problems(node: Any) -> Iterator[ValidationProblem]:
     yield from _check_name(node.metadata.name, "metadata.name")
     yield from _check_labels(node.metadata.labels, "metadata.labels")

@@ -219,3 +219,15 @@ def test_interpodaffinity_pre_score_errors_on_an_invalid_preferred_term() -> Non
     st = plugin.pre_score(CycleState(), p, s.snapshot.list())
     assert st is not None and st.code == Code.Error
     assert st.message() == "failed to parse pod: preferredAffinityTerms: " + _VALUE_MSG
+
+
+def test_other_namespaced_objects_default_their_namespace_and_need_a_name() -> None:
+    from kschedlib.api.storage import PersistentVolume, PersistentVolumeClaim
+
+    pvc = PersistentVolumeClaim.from_dict({"metadata": {"name": "data"}})
+    assert pvc.key == "default/data"
+    pv = PersistentVolume.from_dict({"metadata": {"name": "pv1"}})
+    assert pv.key == "pv1"  # cluster-scoped: no namespace
+    with pytest.raises(InvalidObjectError) as exc:
+        PersistentVolumeClaim.from_dict({"metadata": {"namespace": "team"}})
+    assert exc.value.field == "metadata.name"
