@@ -11,3 +11,5 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("KSCHEDLIB_SHARED", REPO.parent / "shared"))
 CORPUS = REPO / "tests" / "conformance" / "corpus"
 SHARED_CORPUS = SHARED / "conformance"
+BENCH = SHARED / "bench"
+"""The shared benchmark workloads (large; no test needs them: tests generate their inputs)."""
