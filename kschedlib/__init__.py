@@ -6,11 +6,15 @@ The public API is what this module re-exports; everything else is internal.
 from __future__ import annotations
 
 from kschedlib.api import (
+    DeviceClass,
     Namespace,
     Node,
     Pod,
     Quantity,
     Resource,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
     load_objects,
     parse_quantity,
 )
@@ -75,6 +79,10 @@ from kschedlib.scheduler import AcceptingBinder, Binder, Scheduler
 __version__ = "0.1.0"
 
 __all__ = [
+    "DeviceClass",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "ResourceSlice",
     "SKIP",
     "AcceptingBinder",
     "ActionType",

@@ -40,6 +40,9 @@ RESOURCE_OF_KIND = {
     "CSINode": EventResource.CSINode,
     "Namespace": EventResource.Namespace,
     "PodDisruptionBudget": EventResource.PodDisruptionBudget,
+    "ResourceClaim": EventResource.ResourceClaim,
+    "ResourceSlice": EventResource.ResourceSlice,
+    "DeviceClass": EventResource.DeviceClass,
 }
 
 

@@ -22,7 +22,11 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 
 class SchedulingError(Exception):
-    """A scheduling cycle failed with an error (not a FitError): a plugin or extender error."""
+    """A scheduling cycle failed with an error (not a FitError): a plugin or extender error.
+    ``partial`` holds what the cycle had found when it failed after filtering (a Score
+    error), for explanations."""
+
+    partial: ScheduleResult | None = None
 
 
 @attrs.define(slots=True)
@@ -94,7 +98,14 @@ class SchedulingAlgorithm:
                 nominated_fast_path=fast,
             )
         breakdown = ScoreBreakdown([], {}, {}, {}) if explain else None
-        scores = self.prioritize_nodes(fwk, state, pod, feasible, breakdown)
+        try:
+            scores = self.prioritize_nodes(fwk, state, pod, feasible, breakdown)
+        except SchedulingError as exc:
+            exc.partial = ScheduleResult(
+                "", len(feasible) + len(diagnosis.node_to_status), len(feasible), diagnosis,
+                feasible,
+            )
+            raise
         host = self.select_host(scores)
         return ScheduleResult(
             host,

@@ -137,6 +137,11 @@ class _Hooks:
     def bind(self, pod: Pod, node_name: str) -> None:
         self._sched._binder.bind(pod, node_name)
 
+    def update_object(self, obj: Any) -> None:
+        """An API write by a plugin (DynamicResources' claim status), applied as the informer
+        would deliver it."""
+        self._sched.update_object(obj)
+
 
 class Scheduler:
     """kube-scheduler v1.35 as a library: profiles, queue, cache, plugins and preemption."""
@@ -609,8 +614,14 @@ class Scheduler:
         except FitError as fit:
             return self._fit_error(fwk, state, qpi, fit, start, explain)
         except SchedulingError as exc:
+            part = exc.partial
+            exp = (
+                self._explain(fwk, pod, part.diagnosis, part)
+                if part is not None and self.explain_enabled
+                else None
+            )
             return self._fail(
-                fwk, qpi, Status.error(exc), CLEAR_NOMINATED_NODE, None, start, str(exc)
+                fwk, qpi, Status.error(exc), CLEAR_NOMINATED_NODE, exp, start, str(exc)
             )
         explanation = self._explain(fwk, pod, result.diagnosis, result) if explain else None
         host = result.suggested_host
@@ -812,7 +823,7 @@ class Scheduler:
         fast = False
         if result is not None:
             feasible_names = tuple(sorted(ni.name for ni in result.feasible))
-            selected = result.suggested_host
+            selected = result.suggested_host or None
             fast = result.nominated_fast_path
             b = result.breakdown
             for i, nps in enumerate(result.scores):

@@ -28,13 +28,23 @@ def test_simulate_json_reports_placements_preemption_and_failures() -> None:
     api_nodes = {by_pod[f"shop/api-{i}"]["node"] for i in range(3)}
     assert len(api_nodes) == 3  # required hostname anti-affinity
     assert {n["node"] for n in data["nodes"]} == {"a1", "a2", "a3", "b1", "b2", "gpu1"}
+    # The DRA inference pod gets one of gpu1's two DRA GPUs through its generated claim.
+    assert by_pod["ml/inference"]["node"] == "gpu1"
+    (claim,) = data["resourceClaims"]
+    assert claim["pod"] == "ml/inference" and claim["claim"] == "ml/inference-gpu-q8w4z"
+    assert [d["device"] for d in claim["devices"]] == ["gpu-0"]
+    assert data["deviceUtilization"] == [
+        {"node": "gpu1", "devicesAllocated": 1, "devicesPublished": 2}
+    ]
 
 
 def test_simulate_text_and_explain() -> None:
     out, err = io.StringIO(), io.StringIO()
     assert simulate_main([str(EXAMPLE), "--explain", "shop/web-0", "--quiet"], out, err) == 0
     text = out.getvalue()
-    assert "Placements (9/10 pods scheduled)" in text
+    assert "Placements (10/11 pods scheduled)" in text
+    assert "ml/inference  ml/inference-gpu-q8w4z: gpu.example.com/gpu1/gpu-0 (gpu)" in text
+    assert "gpu1                    1/2     50.0%" in text
     assert "Preemptions (1)" in text
     assert "Pod shop/web-0 (profile default-scheduler)" in text
     assert "NodeResourcesFit" in text and "Selected:" in text

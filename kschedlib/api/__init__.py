@@ -22,6 +22,14 @@ from kschedlib.api.pod import (
 )
 from kschedlib.api.quantity import Quantity, parse_quantity
 from kschedlib.api.resource import Resource, compute_pod_resources, pod_requests
+from kschedlib.api.resource_v1 import (
+    AllocationResult,
+    Device,
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from kschedlib.api.selectors import (
     LabelSelector,
     LabelSelectorRequirement,
@@ -43,6 +51,12 @@ from kschedlib.api.workloads import (
 
 __all__ = [
     "Affinity",
+    "AllocationResult",
+    "Device",
+    "DeviceClass",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "ResourceSlice",
     "CSINode",
     "Container",
     "ContainerImage",

@@ -22,6 +22,7 @@ class OwnerReference:
 @attrs.define(slots=True, frozen=True, kw_only=True)
 class ObjectMeta:
     name: str = ""
+    generate_name: str = ""
     namespace: str = ""
     uid: str = ""
     resource_version: str = ""
@@ -29,6 +30,7 @@ class ObjectMeta:
     labels: dict[str, str] = attrs.field(factory=dict)
     annotations: dict[str, str] = attrs.field(factory=dict)
     owner_references: tuple[OwnerReference, ...] = ()
+    finalizers: tuple[str, ...] = ()
     creation_timestamp: _dt.datetime | None = None
     deletion_timestamp: _dt.datetime | None = None
 

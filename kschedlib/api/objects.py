@@ -10,6 +10,12 @@ import yaml
 
 from kschedlib.api.node import Namespace, Node
 from kschedlib.api.pod import Pod
+from kschedlib.api.resource_v1 import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from kschedlib.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kschedlib.api.workloads import (
     PodDisruptionBudget,
@@ -33,6 +39,10 @@ KINDS: dict[str, Callable[[Any], Any]] = {
     "ReplicaSet": ReplicaSet.from_dict,
     "StatefulSet": StatefulSet.from_dict,
     "ReplicationController": ReplicationController.from_dict,
+    "DeviceClass": DeviceClass.from_dict,
+    "ResourceSlice": ResourceSlice.from_dict,
+    "ResourceClaim": ResourceClaim.from_dict,
+    "ResourceClaimTemplate": ResourceClaimTemplate.from_dict,
 }
 
 

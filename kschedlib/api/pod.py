@@ -16,9 +16,18 @@ ResourceList = dict[str, Quantity]
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
+class ResourceClaimRef:
+    """A container's use of one of the pod's resource claims (resources.claims)."""
+
+    name: str = ""
+    request: str = ""
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
 class ResourceRequirements:
     requests: ResourceList = attrs.field(factory=dict)
     limits: ResourceList = attrs.field(factory=dict)
+    claims: tuple[ResourceClaimRef, ...] = ()
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -209,6 +218,14 @@ class ContainerStatus:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
+class PodResourceClaimStatus:
+    """The ResourceClaim generated for a pod claim from a template (null: none needed)."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
 class PodStatus:
     phase: str = ""
     nominated_node_name: str = ""
@@ -216,6 +233,7 @@ class PodStatus:
     conditions: tuple[PodCondition, ...] = ()
     container_statuses: tuple[ContainerStatus, ...] = ()
     init_container_statuses: tuple[ContainerStatus, ...] = ()
+    resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)

@@ -20,12 +20,19 @@ def peak_rss_mb() -> float:
 
 
 def run(
-    path: str, limit: int | None = None, out: Any = None, workload: str | None = None
+    path: str | None, limit: int | None = None, out: Any = None, workload: str | None = None
 ) -> dict[str, float]:
     """Schedule the scenario's pending pods (or a synthetic ``workload`` on its nodes)."""
     out = out or sys.stdout
     t0 = time.perf_counter()
-    scenario = Scenario.load(path)
+    if workload == "dra-structured-500n":
+        from kschedlib.bench.workloads import dra_structured_scenario
+
+        scenario = dra_structured_scenario()
+    else:
+        if path is None:
+            raise ValueError("a scenario file is needed")
+        scenario = Scenario.load(path)
     if workload == "anti-affinity-spread":
         from kschedlib.bench.workloads import anti_affinity_spread_pods, with_pending
 

@@ -174,6 +174,9 @@ def report_text(sim: Simulation, out: TextIO) -> None:
             f"{_pct(row['cpuRequestedMilli'], row['cpuAllocatableMilli']):>8} "
             f"{_pct(row['memoryRequested'], row['memoryAllocatable']):>8}\n"
         )
+    from kschedlib.cli import dra_report
+
+    dra_report.write_text(sched.objects, sched.bound_pods(), out)
 
 
 _REASON = re.compile(r"^(\d+) (.+)$")
@@ -304,7 +307,13 @@ def report_json(sim: Simulation) -> dict[str, Any]:
          "victims": sorted(v.key for v in r.victims)}
         for r in sim.preemptions
     ]
-    return {"pods": pods, "preemptions": preempted, "nodes": _utilization(sched)}
+    from kschedlib.cli import dra_report
+
+    return {
+        "pods": pods, "preemptions": preempted, "nodes": _utilization(sched),
+        "resourceClaims": dra_report.pod_devices(sched.objects, sched.bound_pods()),
+        "deviceUtilization": dra_report.device_utilization(sched.objects),
+    }
 
 
 def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:

@@ -20,7 +20,7 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef(name="VolumeZone"),
     PluginRef(name="PodTopologySpread", weight=2),
     PluginRef(name="InterPodAffinity", weight=2),
-    PluginRef(name="DynamicResources"),
+    PluginRef(name="DynamicResources", weight=2),
     PluginRef(name="DefaultPreemption"),
     PluginRef(name="NodeResourcesBalancedAllocation", weight=1),
     PluginRef(name="ImageLocality", weight=1),

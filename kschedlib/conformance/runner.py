@@ -15,7 +15,7 @@ from kschedlib.conformance.session import ScenarioSession
 
 FIELDS = (
     "preFilter", "feasibleNodes", "filterStatuses", "scores", "totals", "selected", "error",
-    "postFilter",
+    "postFilter", "preEnqueue", "claims",
 )
 
 

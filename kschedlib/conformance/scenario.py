@@ -11,6 +11,12 @@ import attrs
 
 from kschedlib.api.node import Namespace, Node
 from kschedlib.api.pod import Pod, is_terminal
+from kschedlib.api.resource_v1 import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from kschedlib.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kschedlib.api.workloads import (
     PodDisruptionBudget,
@@ -35,6 +41,10 @@ _LISTS: dict[str, Any] = {
     "replicaSets": ReplicaSet.from_dict,
     "statefulSets": StatefulSet.from_dict,
     "replicationControllers": ReplicationController.from_dict,
+    "deviceClasses": DeviceClass.from_dict,
+    "resourceSlices": ResourceSlice.from_dict,
+    "resourceClaims": ResourceClaim.from_dict,
+    "resourceClaimTemplates": ResourceClaimTemplate.from_dict,
 }
 
 
@@ -56,6 +66,10 @@ class Scenario:
     replica_sets: tuple[ReplicaSet, ...] = ()
     stateful_sets: tuple[StatefulSet, ...] = ()
     replication_controllers: tuple[ReplicationController, ...] = ()
+    device_classes: tuple[DeviceClass, ...] = ()
+    resource_slices: tuple[ResourceSlice, ...] = ()
+    resource_claims: tuple[ResourceClaim, ...] = ()
+    resource_claim_templates: tuple[ResourceClaimTemplate, ...] = ()
 
     @property
     def family(self) -> str:
@@ -88,6 +102,10 @@ class Scenario:
                 "replicaSets": "replica_sets",
                 "statefulSets": "stateful_sets",
                 "replicationControllers": "replication_controllers",
+                "deviceClasses": "device_classes",
+                "resourceSlices": "resource_slices",
+                "resourceClaims": "resource_claims",
+                "resourceClaimTemplates": "resource_claim_templates",
             }.get(key, key)
             kwargs[attr] = tuple(objs)
         return cls(name=name, description=str(data.get("description", "")), config=cfg, **kwargs)
@@ -110,4 +128,8 @@ class Scenario:
             *self.replica_sets,
             *self.stateful_sets,
             *self.replication_controllers,
+            *self.device_classes,
+            *self.resource_slices,
+            *self.resource_claims,
+            *self.resource_claim_templates,
         ]

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kschedlib.api.codec import encode
 from kschedlib.api.pod import Pod
 from kschedlib.conformance.scenario import Scenario
 from kschedlib.framework.handle import FakeClock
+from kschedlib.framework.status import Code
+from kschedlib.plugins.dynamicresources import pod_claims
 from kschedlib.results import Explanation, NodeVerdict, Outcome, SchedulingResult
 from kschedlib.scheduler import Scheduler
 
@@ -58,15 +61,91 @@ class ScenarioSession:
     def run(self) -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = []
         for pod in self.scenario.pending:
+            held = self.held_back(pod)
+            if held is not None:
+                results.append(held)
+                continue
+            allocated = self.allocated_claims(pod)
             r = self.attempt(pod, add=True)
-            results.append(self.entry(r, retry=False))
+            e = self.entry(r, retry=False)
+            self.add_claims(e, r, allocated)
+            results.append(e)
             if r.nominated_node and r.outcome != Outcome.Scheduled:
+                allocated = self.allocated_claims(r.pod)
                 r2 = self.attempt(r.pod, add=False)
-                results.append(self.entry(r2, retry=True))
+                e2 = self.entry(r2, retry=True)
+                self.add_claims(e2, r2, allocated)
+                results.append(e2)
                 r = r2
             if r.outcome != Outcome.Scheduled and not r.pod.status.nominated_node_name:
                 self.scheduler.delete_pod(r.pod)
         return results
+
+    def held_back(self, pod: Pod) -> dict[str, Any] | None:
+        """Add the pod; if a PreEnqueue plugin holds it back, its entry (the pod gets no
+        cycle and is not retried: it leaves the cluster)."""
+        if pod.uid not in self._added:
+            self.scheduler.add_pod(pod)
+            self._added.add(pod.uid)
+        held = self.pre_enqueue(pod)
+        if held is not None:
+            self.scheduler.delete_pod(pod)
+        return held
+
+    def pre_enqueue(self, pod: Pod) -> dict[str, Any] | None:
+        """The entry of a pod that a PreEnqueue plugin (in profile order) holds back."""
+        fwk = self.scheduler.framework_for(pod)
+        if fwk is None:
+            return None
+        for pl in fwk.pre_enqueue_plugins:
+            st = pl.pre_enqueue(pod)
+            if st is None or st.code == Code.Success:
+                continue
+            e = self.empty_entry(pod.key)
+            e["preEnqueue"] = {
+                "code": st.code.name, "plugin": st.plugin or pl.name, "reasons": list(st.reasons),
+            }
+            return e
+        return None
+
+    def allocated_claims(self, pod: Pod) -> set[str]:
+        """Keys of the pod's claims that are allocated before its attempt."""
+        if not pod.spec.resource_claims:
+            return set()
+        claims, _ = pod_claims(pod, self.scheduler.objects)
+        return {c.metadata.key for c in claims if c.status.allocation is not None}
+
+    def add_claims(self, e: dict[str, Any], r: SchedulingResult, allocated: set[str]) -> None:
+        """For a selected pod with claims: each claim's allocation after PreBind."""
+        if r.outcome != Outcome.Scheduled or not r.pod.spec.resource_claims:
+            return
+        claims, _ = pod_claims(r.pod, self.scheduler.objects)
+        out: dict[str, Any] = {}
+        for c in claims:
+            alloc = c.status.allocation
+            if alloc is None:
+                continue
+            devices = []
+            for d in alloc.devices.results:
+                dev: dict[str, Any] = {
+                    "request": d.request, "driver": d.driver, "pool": d.pool, "device": d.device,
+                }
+                if d.admin_access:
+                    dev["adminAccess"] = True
+                devices.append(dev)
+            entry: dict[str, Any] = {"devices": devices}
+            if alloc.node_selector is not None:
+                entry["nodeSelector"] = encode(alloc.node_selector)
+            entry["new"] = c.metadata.key not in allocated
+            out[c.metadata.key] = entry
+        e["claims"] = out
+
+    @staticmethod
+    def empty_entry(key: str) -> dict[str, Any]:
+        return {
+            "pod": key, "preFilter": None, "feasibleNodes": [], "filterStatuses": {},
+            "scores": {}, "totals": {}, "selected": None, "error": None, "postFilter": None,
+        }
 
     def attempt(self, pod: Pod, *, add: bool) -> SchedulingResult:
         s = self.scheduler

@@ -14,6 +14,7 @@ from tests.corpus import CORPUS
 
 ASSERTED = (
     "basics",
+    "dra",
     "image-locality",
     "mixed",
     "node-affinity",

@@ -148,7 +148,9 @@ def replay(name: str) -> tuple[list[str], int]:
 
 
 VOLUME_SCENARIOS = scenario_names("volumes-")
-OTHER_SCENARIOS = [n for n in scenario_names() if not n.startswith("volumes-")]
+# Pods with resource claims (the dra family) are DynamicResources' business: its own tests
+# and the conformance runner check them.
+OTHER_SCENARIOS = [n for n in scenario_names() if not n.startswith(("volumes-", "dra-"))]
 
 
 @pytest.mark.parametrize("name", VOLUME_SCENARIOS)

@@ -59,6 +59,8 @@ def pod_scheduling_properties_change(new_pod: Pod, old_pod: Pod) -> list[Cluster
         actions.append(ActionType.UpdatePodSchedulingGatesEliminated)
     if len(new_pod.spec.tolerations) != len(old_pod.spec.tolerations):
         actions.append(ActionType.UpdatePodToleration)
+    if new_pod.status.resource_claim_statuses != old_pod.status.resource_claim_statuses:
+        actions.append(ActionType.UpdatePodGeneratedResourceClaim)
     if not actions:
         actions.append(ActionType.Update)
     return [ClusterEvent(resource, a) for a in actions]

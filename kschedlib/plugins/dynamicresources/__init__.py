@@ -10,6 +10,7 @@ from kschedlib.plugins.dynamicresources.dynamic_resources import (
     DynamicResources,
     StateData,
     new,
+    pod_claims,
 )
 
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "DynamicResources",
     "StateData",
     "new",
+    "pod_claims",
 ]

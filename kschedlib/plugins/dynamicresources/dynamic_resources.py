@@ -1,13 +1,32 @@
-"""DynamicResources (DRA) as far as the default profile needs it: pods without resource
-claims pass every point (Score 0; PostFilter says there is nothing to deallocate). Device
-allocation is not implemented: a pod with claims is UnschedulableAndUnresolvable."""
+"""DynamicResources: kube-scheduler v1.35's DRA plugin with structured parameters.
+
+PreEnqueue holds pods whose claims do not exist (yet); PreFilter collects the pod's claims,
+checks device classes and prepares the structured allocator; Filter allocates per node;
+PostFilter deallocates an allocated claim that kept the pod off some nodes; Reserve keeps
+the chosen allocation in flight; PreBind writes allocation and ``reservedFor`` into the
+scheduler's object store; Score ranks prioritized-list choices. Every rejection is
+UnschedulableAndUnresolvable, as in v1.35."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
-from kschedlib.api.pod import Pod, PodResourceClaim
+import attrs
+
+from kschedlib.api.pod import Pod
+from kschedlib.api.resource_v1 import (
+    DELETE_PROTECTION_FINALIZER,
+    RESERVED_FOR_MAX_SIZE,
+    AllocationResult,
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimConsumerReference,
+    ResourceSlice,
+)
+from kschedlib.api.selectors import NodeSelectorMatcher
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import (
     ActionType,
@@ -26,28 +45,60 @@ from kschedlib.framework.interface import (
 from kschedlib.framework.registry import PluginSpec
 from kschedlib.framework.status import SKIP, Code, Status
 from kschedlib.framework.types import NodeInfo
+from kschedlib.plugins.dynamicresources.allocator import (
+    AllocationError,
+    Allocator,
+    DeviceID,
+    FailedOnNode,
+    Features,
+    SliceIndex,
+    allocated_devices,
+)
+from kschedlib.plugins.dynamicresources.cel import SelectorCache
 from kschedlib.plugins.helper import default_normalize_score, default_normalize_values
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
 KIND_RESOURCE_CLAIM = "ResourceClaim"
+KIND_RESOURCE_SLICE = "ResourceSlice"
+KIND_DEVICE_CLASS = "DeviceClass"
 MSG_NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 MSG_STILL_NOT_SCHEDULABLE = "still not schedulable"
-MSG_ALLOCATION_UNSUPPORTED = (
-    "kschedlib does not implement dynamic resource allocation: pod has resource claims"
-)
+MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
+MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
+MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
+MSG_IN_USE = "resourceclaim in use"
+# Kept for callers of the earlier, allocation-less plugin.
+MSG_ALLOCATION_UNSUPPORTED = MSG_CANNOT_ALLOCATE
+# resourceapi.FirstAvailableDeviceRequestMaxSize: the prioritized-list score base.
+FIRST_AVAILABLE_MAX = 8
 
 _NO_CLAIMS = Status(Code.Unschedulable, (MSG_NO_CLAIMS_TO_DEALLOCATE,), NAME)
 _STILL_NOT_SCHEDULABLE = Status(Code.Unschedulable, (MSG_STILL_NOT_SCHEDULABLE,), NAME)
 
 
+def _unresolvable(msg: str) -> Status:
+    """statusUnschedulable: every DynamicResources rejection is UnschedulableAndUnresolvable."""
+    return Status(Code.UnschedulableAndUnresolvable, (msg,), NAME)
+
+
 class StateData:
-    """The pod's resource claims (names), empty for pods without any."""
+    """Per-cycle data (stateData): the pod's claims and what Filter found per node."""
 
-    __slots__ = ("claims",)
+    __slots__ = (
+        "claims", "available_on", "allocator", "to_allocate", "node_allocations",
+        "unavailable_claims", "allocations",
+    )
 
-    def __init__(self, claims: tuple[str, ...] = ()) -> None:
+    def __init__(self, claims: tuple[ResourceClaim, ...] = ()) -> None:
         self.claims = claims
+        self.available_on: list[NodeSelectorMatcher | None] = []
+        self.allocator: Allocator | None = None
+        self.to_allocate: list[ResourceClaim] = []
+        self.node_allocations: dict[str, list[AllocationResult]] = {}
+        self.unavailable_claims: set[int] = set()
+        # Set by Reserve: the allocation chosen for each claim index (None: was allocated).
+        self.allocations: list[AllocationResult | None] = []
 
     def clone(self) -> StateData:
         return self
@@ -67,50 +118,121 @@ def _field(obj: Any, *path: str) -> Any:
     return obj
 
 
-def claim_name(pod: Pod, claim: PodResourceClaim) -> tuple[str | None, str]:
-    """resourceclaim.Name: the ResourceClaim a pod claim refers to, or why it has none.
-
-    Claims from templates are named in pod.status.resourceClaimStatuses, which the API model
-    does not carry: they count as not created yet."""
+def claim_name(pod: Pod, claim: Any) -> tuple[str | None, bool, str]:
+    """resourceclaim.Name: the ResourceClaim a pod claim refers to (None: no claim needed),
+    whether the pod must own it, or why there is none."""
     if claim.resource_claim_name is not None:
-        return claim.resource_claim_name, ""
+        return claim.resource_claim_name, False, ""
     key = f"{pod.metadata.namespace}/{pod.metadata.name}"
     if claim.resource_claim_template_name is not None:
-        return None, f'pod "{key}": ResourceClaim not created yet'
-    return None, f'pod "{key}", spec.resourceClaim "{claim.name}": API unsupported'
+        for st in pod.status.resource_claim_statuses:
+            if st.name == claim.name:
+                return st.resource_claim_name, True, ""
+        return None, False, f'pod "{key}": ResourceClaim not created yet'
+    return None, False, (
+        f'pod "{key}", spec.resourceClaim "{claim.name}": none of the supported fields are set'
+    )
+
+
+def _controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
+    """metav1.IsControlledBy; a pod written without a uid is matched by name."""
+    uid = pod.metadata.uid
+    for ref in claim.metadata.owner_references:
+        if ref.controller and (ref.uid == uid if uid else ref.name == pod.metadata.name):
+            return True
+    return False
+
+
+def is_reserved_for(pod: Pod, claim: ResourceClaim) -> bool:
+    """resourceclaim.IsReservedForPod: by UID only."""
+    return any(r.uid == pod.uid for r in claim.status.reserved_for)
+
+
+def pod_claims(pod: Pod, objects: Any) -> tuple[list[ResourceClaim], str]:
+    """foreachPodResourceClaim: the pod's claims in spec order, or why one is unusable."""
+    out: list[ResourceClaim] = []
+    ns = pod.metadata.namespace
+    for c in pod.spec.resource_claims:
+        name, must_own, err = claim_name(pod, c)
+        if err:
+            return [], err
+        if name is None:
+            continue
+        obj = objects.get_object(KIND_RESOURCE_CLAIM, f"{ns}/{name}")
+        if not isinstance(obj, ResourceClaim):
+            return [], f'could not find ResourceClaim "{ns}/{name}"'
+        if obj.metadata.deletion_timestamp is not None:
+            return [], f'resourceclaim "{name}" is being deleted'
+        if must_own and not _controlled_by(obj, pod):
+            return [], (
+                f"ResourceClaim {ns}/{name} was not created for pod {ns}/{pod.metadata.name} "
+                "(pod is not owner)"
+            )
+        out.append(obj)
+    return out, ""
 
 
 class DynamicResources:
-    """The DRA plugin's extension points for pods without claims; rejects pods with claims."""
+    """DRA with structured parameters (v1.35 default feature set)."""
 
-    __slots__ = ("_handle",)
+    __slots__ = (
+        "_handle", "features", "cel", "_in_flight", "_slice_index", "_slice_gen",
+        "_alloc_counts", "_alloc_gen", "_request_matches",
+    )
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Any, features: Features | None = None) -> None:
         self._handle = handle
+        self.features = features if features is not None else Features()
+        self.cel = SelectorCache()
+        # Claims allocated by Reserve and not yet written by PreBind (inFlightAllocations).
+        self._in_flight: dict[str, ResourceClaim] = {}
+        self._slice_index: SliceIndex | None = None
+        self._slice_gen: tuple[int, ...] = ()
+        # Devices held by the stored claims (with how many claims hold each), valid for the
+        # object store generation _alloc_gen; the plugin's own claim writes update it in place.
+        self._alloc_counts: Counter[DeviceID] = Counter()
+        self._alloc_gen: int | None = None
+        # Whether a device satisfies a class and request selectors, across cycles.
+        self._request_matches: dict[Any, Any] = {}
 
     @property
     def name(self) -> str:
         return NAME
 
-    def pod_resource_claims(self, pod: Pod) -> tuple[tuple[str, ...], str]:
-        """foreachPodResourceClaim: the names of the pod's claims, or why one is unusable."""
-        names: list[str] = []
-        ns = pod.metadata.namespace
-        for c in pod.spec.resource_claims:
-            name, err = claim_name(pod, c)
-            if err:
-                return (), err
-            if name is None:
-                continue
-            obj = self._handle.objects.get_object(KIND_RESOURCE_CLAIM, f"{ns}/{name}")
-            if obj is None:
-                return (), f'resourceclaim.resource.k8s.io "{name}" not found'
-            if _field(obj, "metadata", "deletion_timestamp") or _field(
-                obj, "metadata", "deletionTimestamp"
-            ):
-                return (), f'resourceclaim "{name}" is being deleted'
-            names.append(name)
-        return tuple(names), ""
+    @property
+    def _objects(self) -> Any:
+        return self._handle.objects
+
+    def pod_resource_claims(self, pod: Pod) -> tuple[list[ResourceClaim], str]:
+        return pod_claims(pod, self._objects)
+
+    def _device_class(self, name: str) -> DeviceClass | None:
+        dc = self._objects.get_object(KIND_DEVICE_CLASS, name)
+        return dc if isinstance(dc, DeviceClass) else None
+
+    def _slices(self) -> SliceIndex:
+        """The ResourceSlices indexed by node, rebuilt when the slice set changed."""
+        slices = [s for s in self._objects.list_objects(KIND_RESOURCE_SLICE)
+                  if isinstance(s, ResourceSlice)]
+        gen = tuple(id(s) for s in slices)
+        if self._slice_index is None or gen != self._slice_gen:
+            self._slice_index = SliceIndex(slices, self.features)
+            self._slice_gen = gen
+        return self._slice_index
+
+    def _allocated_state(self) -> AbstractSet[DeviceID]:
+        """GatherAllocatedState: devices of allocated claims, in-flight allocations included."""
+        gen = getattr(self._objects, "generation", None)
+        if gen is None or gen != self._alloc_gen:
+            counts: Counter[DeviceID] = Counter()
+            for c in self._objects.list_objects(KIND_RESOURCE_CLAIM):
+                if isinstance(c, ResourceClaim) and c.status.allocation is not None:
+                    counts.update(allocated_devices((c,)))
+            self._alloc_counts = counts
+            self._alloc_gen = gen
+        if self._in_flight:
+            return set(self._alloc_counts) | allocated_devices(self._in_flight.values())
+        return self._alloc_counts.keys()
 
     # --- PreEnqueue ---
 
@@ -118,22 +240,83 @@ class DynamicResources:
         if not pod.spec.resource_claims:
             return None
         _, err = self.pod_resource_claims(pod)
-        return Status(Code.UnschedulableAndUnresolvable, (err,), NAME) if err else None
+        return _unresolvable(err) if err else None
 
     # --- PreFilter / Filter ---
+
+    def _validate_class(self, class_name: str, request_name: str) -> Status | None:
+        if not class_name:
+            return Status.error(f"request {request_name}: unsupported request type", NAME)
+        if self._device_class(class_name) is None:
+            return _unresolvable(
+                f"request {request_name}: device class {class_name} does not exist"
+            )
+        return None
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        state.write(STATE_KEY, StateData())
+        s = StateData()
+        state.write(STATE_KEY, s)
         if not pod.spec.resource_claims:
             return None, SKIP
         claims, err = self.pod_resource_claims(pod)
         if err:
-            return None, Status(Code.UnschedulableAndUnresolvable, (err,), NAME)
+            return None, _unresolvable(err)
         if not claims:
             return None, SKIP
-        return None, Status(Code.UnschedulableAndUnresolvable, (MSG_ALLOCATION_UNSUPPORTED,), NAME)
+        available_on: list[NodeSelectorMatcher | None] = []
+        to_allocate: list[ResourceClaim] = []
+        for claim in claims:
+            alloc = claim.status.allocation
+            if (
+                alloc is not None
+                and len(claim.status.reserved_for) >= RESERVED_FOR_MAX_SIZE
+                and not is_reserved_for(pod, claim)
+            ):
+                return None, _unresolvable(MSG_IN_USE)
+            if alloc is not None:
+                sel = alloc.node_selector
+                available_on.append(NodeSelectorMatcher(sel) if sel is not None else None)
+                continue
+            available_on.append(None)
+            to_allocate.append(claim)
+            uid = claim.metadata.uid or claim.metadata.key
+            if uid in self._in_flight:
+                return None, _unresolvable(
+                    f"resource claim {claim.metadata.namespace}/{claim.metadata.name} is in "
+                    "the process of being allocated"
+                )
+            for r in claim.spec.devices.requests:
+                if r.exactly is not None:
+                    st = self._validate_class(r.exactly.device_class_name, r.name)
+                    if st is not None:
+                        return None, st
+                elif r.first_available:
+                    if not self.features.prioritized_list:
+                        return None, _unresolvable(
+                            f"resource claim {claim.metadata.namespace}/{claim.metadata.name}, "
+                            f"request {r.name}: has subrequests, but the DRAPrioritizedList "
+                            "feature is disabled"
+                        )
+                    for sr in r.first_available:
+                        st = self._validate_class(sr.device_class_name, f"{r.name}/{sr.name}")
+                        if st is not None:
+                            return None, st
+                else:
+                    return None, _unresolvable(
+                        f"resource claim {claim.metadata.namespace}/{claim.metadata.name}, "
+                        f"request {r.name}: unknown request type"
+                    )
+        s.available_on = available_on
+        s.to_allocate = to_allocate
+        if to_allocate:
+            s.allocator = Allocator(
+                self.features, self._allocated_state(), self._device_class, self._slices(),
+                self.cel, self._request_matches,
+            )
+        s.claims = tuple(claims)
+        return None, None
 
     def pre_filter_extensions(self) -> None:
         return None
@@ -142,6 +325,32 @@ class DynamicResources:
         s = state.get(STATE_KEY)
         if not isinstance(s, StateData):
             return _not_found()
+        if not s.claims:
+            return None
+        node = node_info.node
+        if node is None:
+            return Status.error("node not found", NAME)
+        unavailable = [
+            i for i, m in enumerate(s.available_on)
+            if m is not None and not m.matches(node.metadata.labels, node.metadata.name)
+        ]
+        allocations: list[AllocationResult] | None = None
+        if s.allocator is not None:
+            try:
+                allocations = s.allocator.allocate(node, s.to_allocate)
+            except FailedOnNode as exc:
+                return _unresolvable(str(exc))
+            except AllocationError as exc:
+                return Status.error(str(exc), NAME)
+            except Exception as exc:  # a bug must not lose the pod: an Error for this cycle
+                return Status.error(f"allocating devices: {type(exc).__name__}: {exc}", NAME)
+            if allocations is None or len(allocations) != len(s.to_allocate):
+                return _unresolvable(MSG_CANNOT_ALLOCATE)
+        if unavailable:
+            s.unavailable_claims.update(unavailable)
+            return _unresolvable(MSG_NOT_AVAILABLE)
+        if allocations is not None:
+            s.node_allocations[node.metadata.name] = allocations
         return None
 
     # --- PostFilter ---
@@ -154,24 +363,73 @@ class DynamicResources:
             return None, _not_found()
         if not s.claims:
             return None, _NO_CLAIMS
+        for index in sorted(s.unavailable_claims):
+            claim = s.claims[index]
+            rf = claim.status.reserved_for
+            if not rf or (len(rf) == 1 and rf[0].uid == pod.uid):
+                current = self._objects.get_object(
+                    KIND_RESOURCE_CLAIM, claim.metadata.key
+                )
+                base = current if isinstance(current, ResourceClaim) else claim
+                freed = attrs.evolve(
+                    base, status=attrs.evolve(base.status, allocation=None, reserved_for=())
+                )
+                self._write_claim(freed)
+                return None, Status(Code.Unschedulable, (MSG_DEALLOCATED,), NAME)
         return None, _STILL_NOT_SCHEDULABLE
 
     # --- Score ---
+
+    def _score_node(self, s: StateData, node_name: str) -> tuple[int, Status | None]:
+        if s.allocator is None:
+            return 0, None
+        allocations = s.node_allocations.get(node_name)
+        if allocations is None:
+            return 0, None
+        if len(allocations) < len(s.claims):
+            return 0, Status.error(
+                f"number of allocations {len(allocations)} is smaller than number of claims",
+                NAME,
+            )
+        score = 0
+        for i, claim in enumerate(s.claims):
+            results = allocations[i].devices.results
+            for r in claim.spec.devices.requests:
+                if not r.first_available:
+                    continue
+                for res in results:
+                    parent, _, sub = res.request.partition("/")
+                    if parent != r.name or not sub:
+                        continue
+                    for j, sr in enumerate(r.first_available):
+                        if sr.name == sub:
+                            score += FIRST_AVAILABLE_MAX - j
+                            break
+                    break
+        return score, None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = state.get(STATE_KEY)
         if not isinstance(s, StateData):
             return 0, _not_found()
-        return 0, None
+        return self._score_node(s, node_info.name)
 
     def score_nodes(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[list[int], Status | None]:
-        """Score for every node at once: 0 everywhere (no claims are allocated here)."""
+        """Score for every node at once (0 everywhere for pods without claims to allocate)."""
         s = state.get(STATE_KEY)
         if not isinstance(s, StateData):
             return [], _not_found()
-        return [0] * len(nodes), None
+        if s.allocator is None:
+            return [0] * len(nodes), None
+        out: list[int] = []
+        for ni in nodes:
+            v, st = self._score_node(s, ni.name)
+            if st is not None:
+                return [], st
+            out.append(v)
+        return out, None
 
     def score_extensions(self) -> DynamicResources:
         return self
@@ -192,9 +450,50 @@ class DynamicResources:
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         s = state.get(STATE_KEY)
-        return None if isinstance(s, StateData) else _not_found()
+        if not isinstance(s, StateData):
+            return _not_found()
+        s.allocations = [None] * len(s.claims)
+        pending = [i for i, c in enumerate(s.claims) if c.status.allocation is None]
+        if not pending or s.allocator is None:
+            return None
+        allocations = s.node_allocations.get(node_name)
+        if not allocations:
+            return Status.error("claim allocation not found for node", NAME)
+        if len(allocations) != len(pending):
+            return Status.error(
+                f"internal error, have {len(allocations)} allocations, {len(pending)} claims "
+                f"to allocate, want {len(pending)} claims",
+                NAME,
+            )
+        for k, i in enumerate(pending):
+            claim = s.claims[i]
+            s.allocations[i] = allocations[k]
+            fin = claim.metadata.finalizers
+            meta = claim.metadata
+            if DELETE_PROTECTION_FINALIZER not in fin:
+                meta = attrs.evolve(meta, finalizers=(*fin, DELETE_PROTECTION_FINALIZER))
+            assumed = attrs.evolve(
+                claim, metadata=meta,
+                status=attrs.evolve(claim.status, allocation=allocations[k]),
+            )
+            self._in_flight[claim.metadata.uid or claim.metadata.key] = assumed
+        return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        s = state.get(STATE_KEY)
+        if not isinstance(s, StateData):
+            return None
+        for i, claim in enumerate(s.claims):
+            if i < len(s.allocations) and s.allocations[i] is not None:
+                self._in_flight.pop(claim.metadata.uid or claim.metadata.key, None)
+        # A claim that this pod reserved gets its reservation removed again.
+        for claim in s.claims:
+            current = self._objects.get_object(KIND_RESOURCE_CLAIM, claim.metadata.key)
+            if isinstance(current, ResourceClaim) and is_reserved_for(pod, current):
+                kept = tuple(r for r in current.status.reserved_for if r.uid != pod.uid)
+                self._write_claim(
+                    attrs.evolve(current, status=attrs.evolve(current.status, reserved_for=kept))
+                )
         return None
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -204,8 +503,64 @@ class DynamicResources:
         return SKIP if not s.claims else None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """bindClaim for every claim: the allocation (if new), the finalizer and the pod in
+        reservedFor, written to the scheduler's object store."""
         s = state.get(STATE_KEY)
-        return None if isinstance(s, StateData) else _not_found()
+        if not isinstance(s, StateData):
+            return _not_found()
+        for i, claim in enumerate(s.claims):
+            key = claim.metadata.key
+            uid = claim.metadata.uid or key
+            current = self._objects.get_object(KIND_RESOURCE_CLAIM, key)
+            base = current if isinstance(current, ResourceClaim) else claim
+            allocation = s.allocations[i] if i < len(s.allocations) else None
+            status = base.status
+            meta = base.metadata
+            if allocation is not None:
+                if status.allocation is not None:
+                    self._in_flight.pop(uid, None)
+                    return Status.error(
+                        f"claim {key} got allocated elsewhere in the meantime", NAME
+                    )
+                status = attrs.evolve(status, allocation=allocation)
+                if DELETE_PROTECTION_FINALIZER not in meta.finalizers:
+                    meta = attrs.evolve(
+                        meta, finalizers=(*meta.finalizers, DELETE_PROTECTION_FINALIZER)
+                    )
+            if not is_reserved_for(pod, base):
+                ref = ResourceClaimConsumerReference(
+                    resource="pods", name=pod.metadata.name, uid=pod.uid
+                )
+                status = attrs.evolve(status, reserved_for=(*status.reserved_for, ref))
+            self._write_claim(attrs.evolve(base, metadata=meta, status=status))
+            self._in_flight.pop(uid, None)
+        return None
+
+    def _write_claim(self, claim: ResourceClaim) -> None:
+        """Update a claim as the API server would, so that the host and the next cycles see
+        it (with the events a claim update triggers)."""
+        store = self._objects
+        old = store.get_object(KIND_RESOURCE_CLAIM, claim.metadata.key)
+        before = getattr(store, "generation", None)
+        update = getattr(self._handle.host, "update_object", None)
+        if callable(update):
+            update(claim)
+        else:
+            store.upsert(claim)
+        after = getattr(store, "generation", None)
+        if before is not None and before == self._alloc_gen and after == before + 1:
+            # Only this write happened: move the allocated-device counts along.
+            counts = self._alloc_counts
+            if claim.status.allocation is not None:
+                counts.update(allocated_devices((claim,)))
+            if isinstance(old, ResourceClaim) and old.status.allocation is not None:
+                for d in allocated_devices((old,)):
+                    n = counts[d] - 1
+                    if n > 0:
+                        counts[d] = n
+                    else:
+                        counts.pop(d, None)
+            self._alloc_gen = after
 
     # --- EnqueueExtensions ---
 
@@ -235,15 +590,19 @@ class DynamicResources:
         claims, err = self.pod_resource_claims(pod)
         if err:
             return QueueingHint.QueueSkip
+        new_uid = _field(new_obj, "metadata", "uid")
+        new_key = (_field(new_obj, "metadata", "namespace"), _field(new_obj, "metadata", "name"))
+        uses = any(
+            c.metadata.uid == new_uid if new_uid else
+            (c.metadata.namespace, c.metadata.name) == new_key
+            for c in claims
+        )
         if (
             old_obj is not None
             and _field(old_obj, "status", "allocation") is not None
             and _field(new_obj, "status", "allocation") is None
         ):
             return QueueingHint.Queue
-        uses = _field(new_obj, "metadata", "namespace") == pod.metadata.namespace and (
-            _field(new_obj, "metadata", "name") in claims
-        )
         if not uses:
             return QueueingHint.QueueSkip
         if old_obj is None:
