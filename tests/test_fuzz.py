@@ -17,6 +17,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+# celpy raises the recursion limit when imported: import it before hypothesis runs a test.
+import kschedlib.plugins.dynamicresources.cel  # noqa: F401
 from kschedlib import FakeClock, Node, Pod, Scheduler
 from kschedlib.api.objects import load_objects
 from kschedlib.config import load_config
