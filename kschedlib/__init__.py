@@ -6,6 +6,7 @@ The public API is what this module re-exports; everything else is internal.
 from __future__ import annotations
 
 from kschedlib.api import (
+    Cluster,
     DeviceClass,
     Namespace,
     Node,
@@ -15,20 +16,38 @@ from kschedlib.api import (
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
+    expand_workloads,
+    load_cluster,
     load_objects,
     parse_quantity,
 )
+from kschedlib.api.pod import WorkloadReference
+from kschedlib.api.scheduling import Workload
 from kschedlib.backend.snapshot import Snapshot
 from kschedlib.config import KubeSchedulerConfiguration, Profile, load_config
 from kschedlib.errors import (
     CacheError,
     ConfigError,
+    EvictionConfigError,
+    EvictionError,
     InvalidObjectError,
     KSchedError,
     QuantityError,
     QueueError,
     QueueingHintError,
 )
+from kschedlib.eviction import (
+    DrainOptions,
+    DrainResult,
+    EvictionConfig,
+    EvictionDecision,
+    EvictionResponse,
+    Evictions,
+    NodeEvictionManager,
+    NodePressureReport,
+    TaintEvictionController,
+)
+from kschedlib.features import FeatureGateError, FeatureGates, FeatureSpec, PluginFeatures
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.events import (
@@ -89,18 +108,30 @@ __all__ = [
     "BindPlugin",
     "Binder",
     "CacheError",
+    "Cluster",
     "ClusterEvent",
     "ClusterEventWithHint",
     "Code",
     "ConfigError",
     "CycleState",
     "Diagnosis",
+    "DrainOptions",
+    "DrainResult",
     "EnqueueExtensions",
     "Event",
+    "EvictionConfig",
+    "EvictionConfigError",
+    "EvictionDecision",
+    "EvictionError",
+    "EvictionResponse",
+    "Evictions",
     "EventResource",
     "Explanation",
     "Extender",
     "FakeClock",
+    "FeatureGateError",
+    "FeatureGates",
+    "FeatureSpec",
     "FilterPlugin",
     "FitError",
     "Framework",
@@ -110,13 +141,16 @@ __all__ = [
     "Namespace",
     "NoNodesAvailableError",
     "Node",
+    "NodeEvictionManager",
     "NodeInfo",
+    "NodePressureReport",
     "NodeScore",
     "NodeScoreDetail",
     "NodeVerdict",
     "Outcome",
     "PermitPlugin",
     "PluginScoreDetail",
+    "PluginFeatures",
     "PluginSpec",
     "Pod",
     "PodInfo",
@@ -147,6 +181,11 @@ __all__ = [
     "ScorePlugin",
     "Snapshot",
     "Status",
+    "TaintEvictionController",
+    "Workload",
+    "WorkloadReference",
+    "expand_workloads",
+    "load_cluster",
     "load_config",
     "load_objects",
     "parse_quantity",

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 USAGE = """usage: kschedlib COMMAND [ARGS]
 
 commands:
-  simulate PATH   schedule a scenario (JSON) or a folder of manifests and report placements
+  simulate PATH...  schedule kubectl dumps, manifests (files, folders, - for stdin) or a
+                    scenario (JSON) and report placements
 """
 
 

@@ -37,6 +37,14 @@ class QueueError(KSchedError):
     """An invalid scheduling-queue operation; the queue is left unchanged."""
 
 
+class EvictionConfigError(ConfigError):
+    """An eviction setting of a KubeletConfiguration is invalid; the message names the field."""
+
+
+class EvictionError(KSchedError):
+    """An eviction request names an unknown pod or node, or malformed node statistics."""
+
+
 class QueueingHintError(KSchedError, TypeError):
     """A queueing hint was given an object of the wrong type. kube-scheduler's hints return
     ``(Queue, err)`` then; the queue counts this error as Queue (the pod is requeued)."""

@@ -30,6 +30,8 @@ def node_scheduling_properties_change(new: Node, old: Node) -> list[ClusterEvent
         events.append(_node_event(ActionType.UpdateNodeCondition))
     if new.metadata.annotations != old.metadata.annotations:
         events.append(_node_event(ActionType.UpdateNodeAnnotation))
+    if new.status.declared_features != old.status.declared_features:
+        events.append(_node_event(ActionType.UpdateNodeDeclaredFeature))
     return events
 
 
@@ -40,6 +42,7 @@ RESOURCE_OF_KIND = {
     "CSINode": EventResource.CSINode,
     "Namespace": EventResource.Namespace,
     "PodDisruptionBudget": EventResource.PodDisruptionBudget,
+    "Workload": EventResource.Workload,
     "ResourceClaim": EventResource.ResourceClaim,
     "ResourceSlice": EventResource.ResourceSlice,
     "DeviceClass": EventResource.DeviceClass,

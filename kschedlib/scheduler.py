@@ -10,22 +10,25 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod, is_terminal
+from kschedlib.api.scheduling import Workload, validate_workload_update
 from kschedlib.backend.cache import Cache
 from kschedlib.backend.queue.hints import build_queueing_hints
 from kschedlib.backend.queue.nominator import CLEAR_NOMINATED_NODE, NominatingInfo, NominatingMode
 from kschedlib.backend.queue.queue_events import (
     EVENT_ASSIGNED_POD_DELETE,
+    EVENT_UNSCHEDULED_POD_ADD,
     EVENT_UNSCHEDULED_POD_DELETE,
     pod_scheduling_properties_change,
 )
 from kschedlib.backend.queue.scheduling_queue import PriorityQueue
 from kschedlib.backend.snapshot import Snapshot
+from kschedlib.backend.workloadmanager import WorkloadManager
 from kschedlib.config.loader import ConfigSource, load_config
 from kschedlib.errors import CacheError, InvalidObjectError, KSchedError
 from kschedlib.eventhandlers import (
@@ -34,6 +37,7 @@ from kschedlib.eventhandlers import (
     node_scheduling_properties_change,
     object_event,
 )
+from kschedlib.features import FeatureGates
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.events import ActionType
@@ -44,6 +48,7 @@ from kschedlib.framework.registry import PluginFactory, PluginSpec, Registry
 from kschedlib.framework.runtime import Framework
 from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.framework.types import PodInfo
+from kschedlib.plugins.gangscheduling import MSG_WAITING_AT_PERMIT
 from kschedlib.plugins.registry import in_tree_registry
 from kschedlib.results import (
     Event,
@@ -56,6 +61,9 @@ from kschedlib.results import (
     SchedulingResult,
 )
 from kschedlib.schedule_one import ScheduleResult, SchedulingAlgorithm, SchedulingError
+
+if TYPE_CHECKING:
+    from kschedlib.eviction.controller import Evictions
 
 UNSCHEDULABLE_LEFTOVER_FLUSH_PERIOD = 30.0
 
@@ -159,7 +167,12 @@ class Scheduler:
         host_hooks: HostHooks | None = None,
         assumed_pod_ttl: float = 0.0,
         explain: bool | Iterable[str] = True,
+        feature_gates: FeatureGates | Mapping[str, bool] | str | None = None,
     ) -> None:
+        # One FeatureGates value per scheduler: config defaulting, frameworks (plugins) and the
+        # queue read it; nothing is global.
+        self.feature_gates = FeatureGates.of(feature_gates)
+        gates = self.feature_gates
         registry = in_tree_registry()
         if plugins:
             extra = Registry()
@@ -170,7 +183,7 @@ class Scheduler:
                     extra.register(name, f)
             registry = registry.merge(extra)
         self.registry = registry
-        self.config = load_config(config, registry)
+        self.config = load_config(config, registry, gates)
         self.clock = clock if clock is not None else RealClock()
         self._binder: Binder = binder if binder is not None else AcceptingBinder()
         self._host_hooks = host_hooks
@@ -184,10 +197,20 @@ class Scheduler:
         self.explanation_history: dict[str, list[Explanation]] = {}
         """Every attempt's explanation of the pods named in ``explain=`` (oldest first)."""
         self.objects = ObjectStore()
-        self.cache = Cache(ttl=assumed_pod_ttl, clock=self.clock)
+        self.cache = Cache(
+            ttl=assumed_pod_ttl,
+            clock=self.clock,
+            pod_level_resources=gates.enabled("PodLevelResources"),
+        )
         self.snapshot = Snapshot()
         self._hooks = _Hooks(self)
         self.extenders = list(extenders)
+        self._gang = gates.enabled("GangScheduling")
+        self._declared = gates.enabled("NodeDeclaredFeatures")
+        self._nnn_for_expectation = gates.enabled("NominatedNodeNameForExpectation")
+        self._clear_nnn_after_binding = gates.enabled("ClearingNominatedNodeNameAfterBinding")
+        self._track_workloads = self._gang or gates.enabled("GenericWorkload")
+        self.workload_manager = WorkloadManager()
         self.frameworks: dict[str, Framework] = {}
         for profile in self.config.profiles:
             fwk = Framework(
@@ -203,6 +226,9 @@ class Scheduler:
                 rng_seed=seed,
                 deterministic=deterministic,
                 extenders=self.extenders,
+                feature_gates=gates,
+                workload_manager=self.workload_manager,
+                pod_activator=self._activate_from_plugin,
             )
             self.frameworks[profile.scheduler_name] = fwk
         first = next(iter(self.frameworks.values()))
@@ -217,6 +243,7 @@ class Scheduler:
             pod_max_backoff=float(self.config.pod_max_backoff_seconds),
             pod_lister=self._lookup_pending,
             namespace_labels=self._namespace_labels,
+            pop_from_backoff_q=gates.enabled("SchedulerPopFromBackoffQ"),
         )
         self.algorithm = SchedulingAlgorithm(
             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
@@ -235,6 +262,17 @@ class Scheduler:
         self._last_leftover_flush = self.clock.now()
         self._in_cycle: tuple[CycleState, Pod, str] | None = None
         """(state, assumed pod, node) once a cycle has assumed its pod, for undoing it."""
+        self._eviction: Any = None
+
+    @property
+    def eviction(self) -> Evictions:
+        """Eviction against this scheduler's state (kubelet node-pressure eviction, the
+        Eviction API and drain, taint-based eviction); created on first use."""
+        if self._eviction is None:
+            from kschedlib.eviction.controller import Evictions
+
+            self._eviction = Evictions(self)
+        return self._eviction  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ lookups
 
@@ -296,6 +334,8 @@ class Scheduler:
             return
         self.cache.update_node(old, node)
         for ev in node_scheduling_properties_change(node, old):
+            if ev.action_type == ActionType.UpdateNodeDeclaredFeature and not self._declared:
+                continue
             self.queue.move_all_to_active_or_backoff_queue(ev, old, node)
 
     def delete_node(self, node: Node | Mapping[str, Any] | str) -> None:
@@ -335,11 +375,20 @@ class Scheduler:
                 )
             self._pending[pod.uid] = pod
             self._pending_keys[pod.key] = pod.uid
+            if self._track_workloads:
+                self.workload_manager.add_pod(pod)
             self.queue.add(pod)
             if pod.status.nominated_node_name:
                 self.queue.add_nominated_pod(PodInfo.of(pod), None)
+            if self._gang:
+                # A new pod may complete a gang that others wait for (GangScheduling).
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_UNSCHEDULED_POD_ADD, None, pod
+                )
 
     def _add_assigned(self, pod: Pod) -> None:
+        if self._track_workloads:
+            self.workload_manager.add_pod(pod)
         known = self._cached(pod)
         if known is not None and not self.cache.is_assumed_pod(pod):
             self.cache.update_pod(known, pod)
@@ -392,6 +441,7 @@ class Scheduler:
 
     def _forget_pending(self, pod: Pod) -> None:
         self._drop_pending(pod)
+        self.workload_manager.delete_pod(pod)
         self.queue.delete(pod)
         for fwk in self.frameworks.values():
             fwk.reject_waiting_pod(pod.uid)
@@ -416,6 +466,7 @@ class Scheduler:
         for fwk in self.frameworks.values():
             fwk.reject_waiting_pod(found.uid)
         self._waiting.pop(found.uid, None)
+        self.workload_manager.delete_pod(cached)
         self.cache.remove_pod(cached)
         self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, cached, None)
 
@@ -435,7 +486,16 @@ class Scheduler:
     # ------------------------------------------------------------------ other objects
 
     def add_object(self, obj: Any) -> None:
-        """Namespaces, PDBs, storage objects, services and controllers plugins read."""
+        """Namespaces, PDBs, storage objects, services, controllers and Workloads plugins read.
+        A Workload's pod groups are immutable: changing them raises InvalidObjectError and
+        leaves the stored Workload as it was."""
+        if isinstance(obj, Workload):
+            prev = self.objects.get_object("Workload", ObjectStore.key_of(obj))
+            if isinstance(prev, Workload):
+                problem = validate_workload_update(obj, prev)
+                if problem is not None:
+                    field, _, msg = problem.partition(": ")
+                    raise InvalidObjectError(f"workload {obj.key}", field, msg)
         old = self.objects.upsert(obj)
         action = ActionType.Add if old is None else ActionType.Update
         ev = object_event(obj.kind, action)
@@ -462,6 +522,54 @@ class Scheduler:
         for o in objs:
             if isinstance(o, Pod):
                 self.add_pod(o)
+
+    def _activate_from_plugin(self, pods: Any) -> None:
+        """Handle.Activate for plugins: pending pods by object (a mapping or an iterable)."""
+        items = pods.values() if isinstance(pods, Mapping) else pods
+        self.queue.activate([p for p in items if p.uid in self._pending])
+
+    def why_pending(self, pod: Pod | str) -> str | None:
+        """Why a pending or waiting pod is not bound yet: the gating PreEnqueue plugin's
+        message, the Permit wait (with the gang's progress), or the last FailedScheduling
+        message; None for an unknown or bound pod."""
+        found = self._find_pod(pod)
+        if found is None:
+            return None
+        pb = self._waiting.get(found.uid)
+        if pb is not None:
+            return self._waiting_message(pb.fwk, pb.assumed)
+        current = self._pending.get(found.uid)
+        if current is None:
+            return None
+        fwk = self.framework_for(current)
+        if fwk is not None:
+            st = fwk.run_pre_enqueue_plugins(current)
+            if st is not None:
+                return f"{st.plugin}: {st.message()}" + self._gang_detail(fwk, current)
+        for ev in reversed(self.events):
+            if ev.pod == current.key and ev.reason == "FailedScheduling":
+                return ev.message
+        return "waiting in the scheduling queue"
+
+    def _gang_detail(self, fwk: Framework, pod: Pod) -> str:
+        pl = fwk.plugins.get("GangScheduling")
+        describe = getattr(pl, "describe", None)
+        if describe is None or pod.spec.workload_ref is None:
+            return ""
+        text = describe(pod)
+        return f" ({text})" if text else ""
+
+    def _waiting_message(self, fwk: Framework, pod: Pod) -> str:
+        wp = fwk.get_waiting_pod(pod.uid)
+        plugins = wp.get_pending_plugins() if wp is not None else []
+        parts = []
+        for name in plugins:
+            pl = fwk.plugins.get(name)
+            msg = MSG_WAITING_AT_PERMIT if name == "GangScheduling" else "waiting at Permit"
+            parts.append(f"{name}: {msg}")
+            if pl is not None and name == "GangScheduling":
+                parts[-1] += self._gang_detail(fwk, pod)
+        return "; ".join(parts) or "waiting at Permit"
 
     def activate(self, pods: Iterable[Pod]) -> None:
         """Move pods to activeQ now, skipping their backoff (as podsToActivate does)."""
@@ -644,9 +752,15 @@ class Scheduler:
             return self._fail_single_node(fwk, qpi, st, host, explanation, start)
         pb = _PendingBinding(fwk, state, qpi, assumed, host, explanation)
         if st is not None and st.code == Code.Wait:
+            if self._nnn_for_expectation:
+                # The pod will wait on Permit: it is expected on ``host`` meanwhile.
+                pb.assumed = assumed.with_nominated_node_name(host)
             self._waiting[pod.uid] = pb
             self.metrics.observe_attempt("waiting", time.perf_counter() - start)
-            return SchedulingResult(pod, Outcome.Waiting, host, "", None, (), explanation)
+            msg = self._waiting_message(fwk, assumed)
+            return SchedulingResult(
+                pb.assumed, Outcome.Waiting, host, msg, None, (), explanation
+            )
         return self._binding_cycle(pb, start)
 
     def resume_waiting(self) -> list[SchedulingResult]:
@@ -675,6 +789,31 @@ class Scheduler:
         on failure."""
         fwk, state, assumed, host = pb.fwk, pb.state, pb.assumed, pb.host
         st = permit
+        if (
+            st is not None
+            and st.is_rejected()
+            and assumed.uid in self._pending
+            and not self._pending[assumed.uid].spec.node_name
+        ):
+            # A rejection at WaitOnPermit fails as a FitError on the chosen node.
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            with contextlib.suppress(CacheError):
+                self.cache.forget_pod(assumed)
+            result = self._fail_single_node(fwk, pb.qpi, st, host, pb.explanation, start)
+            # Deferred, and not for the pod itself: it stays unschedulable until an event.
+            uid = assumed.uid
+            self.queue.move_all_to_active_or_backoff_queue(
+                EVENT_ASSIGNED_POD_DELETE, assumed, None, lambda p: p.uid != uid
+            )
+            return result
+        if (st is None or st.code == Code.Success) and self._nnn_for_expectation:
+            flight = fwk.run_pre_bind_pre_flights(state, assumed, host)
+            if flight is None:
+                # PreBind has work to do: the pod is expected on ``host`` meanwhile.
+                assumed = assumed.with_nominated_node_name(host)
+                pb.assumed = assumed
+            elif flight.code != Code.Skip:
+                st = flight
         if st is None or st.code == Code.Success:
             st = fwk.run_pre_bind_plugins(state, assumed, host)
         if st is None or st.code == Code.Success:
@@ -683,17 +822,32 @@ class Scheduler:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             with contextlib.suppress(CacheError):
                 self.cache.forget_pod(assumed)
-            self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, assumed, None)
-            outcome = Outcome.Unschedulable if st.is_rejected() else Outcome.BindFailed
-            return self._fail(fwk, pb.qpi, st, CLEAR_NOMINATED_NODE, pb.explanation, start,
-                              st.message(), outcome=outcome)
+            rejected = st.is_rejected()
+            if not rejected:
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_ASSIGNED_POD_DELETE, assumed, None
+                )
+            outcome = Outcome.Unschedulable if rejected else Outcome.BindFailed
+            failed = self._fail(fwk, pb.qpi, st, CLEAR_NOMINATED_NODE, pb.explanation, start,
+                                st.message(), outcome=outcome)
+            if rejected:
+                # Deferred, and not for the pod itself (handleBindingCycleError).
+                uid = assumed.uid
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_ASSIGNED_POD_DELETE, assumed, None, lambda p: p.uid != uid
+                )
+            return failed
         self.cache.finish_binding(assumed)
         # The binding is confirmed at once, as the informer's add of the assigned pod would.
         self._drop_pending(assumed)
         self.queue.done(assumed.uid)
-        bound = assumed.with_nominated_node_name("") if assumed.status.nominated_node_name else assumed
+        bound = assumed
+        if assumed.status.nominated_node_name and self._clear_nnn_after_binding:
+            bound = assumed.with_nominated_node_name("")
         self.cache.add_pod(bound)
         self.queue.assigned_pod_added(bound)
+        if self._track_workloads:
+            self.workload_manager.add_pod(bound)
         msg = f"Successfully assigned {assumed.key} to {host}"
         self.events.append(Event("Normal", "Scheduled", assumed.key, msg, self.clock.now()))
         fwk.run_post_bind_plugins(state, assumed, host)

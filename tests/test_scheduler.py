@@ -113,9 +113,14 @@ def test_permit_wait_allow_and_timeout() -> None:
     (done,) = s.run()
     assert done.outcome == Outcome.Scheduled and done.key == "default/a"
     clock.advance(31)
-    (timed_out,) = s.run()
+    # The rejection fails as a FitError naming Gate; a's binding happened while b was in
+    # flight, so b is retried at once (and waits again).
+    timed_out, retried = s.run()
     assert timed_out.outcome == Outcome.Unschedulable and timed_out.key == "default/b"
-    assert "timeout" in timed_out.message
+    assert timed_out.message == (
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 30s at plugin Gate."
+    )
+    assert retried.outcome == Outcome.Waiting and retried.key == "default/b"
     assert binder.calls == [("default/a", "n1")]
 
 

@@ -1,8 +1,12 @@
 """Kubernetes objects the scheduler reads, quantities, selectors and resource helpers."""
 
+from kschedlib.api.clients import as_api_dict, client_object_to_dict
+from kschedlib.api.cluster import Cluster, load_cluster
+from kschedlib.api.expand import expand_workloads
+from kschedlib.api.loader import ObjectList, load_objects, parse_documents
 from kschedlib.api.meta import ObjectMeta, OwnerReference
 from kschedlib.api.node import ContainerImage, Namespace, Node, NodeSpec, NodeStatus, Taint
-from kschedlib.api.objects import load_objects
+from kschedlib.api.objects import KINDS, register_kind
 from kschedlib.api.pod import (
     Affinity,
     Container,
@@ -42,7 +46,12 @@ from kschedlib.api.selectors import (
 from kschedlib.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kschedlib.api.taints import find_untolerated_taint, tolerates
 from kschedlib.api.workloads import (
+    DaemonSet,
+    Deployment,
+    Job,
     PodDisruptionBudget,
+    PodTemplateSpec,
+    PriorityClass,
     ReplicaSet,
     ReplicationController,
     Service,
@@ -50,6 +59,7 @@ from kschedlib.api.workloads import (
 )
 
 __all__ = [
+    "KINDS",
     "Affinity",
     "AllocationResult",
     "Device",
@@ -58,6 +68,19 @@ __all__ = [
     "ResourceClaimTemplate",
     "ResourceSlice",
     "CSINode",
+    "Cluster",
+    "DaemonSet",
+    "Deployment",
+    "Job",
+    "ObjectList",
+    "PodTemplateSpec",
+    "PriorityClass",
+    "as_api_dict",
+    "client_object_to_dict",
+    "expand_workloads",
+    "load_cluster",
+    "parse_documents",
+    "register_kind",
     "Container",
     "ContainerImage",
     "ContainerPort",

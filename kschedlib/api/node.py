@@ -35,6 +35,7 @@ class NodeCondition:
     type: str = ""
     status: str = ""
     reason: str = ""
+    message: str = ""
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -51,6 +52,7 @@ class NodeStatus:
     allocatable: dict[str, Quantity] = attrs.field(factory=dict)
     images: tuple[ContainerImage, ...] = ()
     conditions: tuple[NodeCondition, ...] = ()
+    declared_features: tuple[str, ...] = ()
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)

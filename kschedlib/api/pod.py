@@ -51,7 +51,7 @@ class Container:
 @attrs.define(slots=True, frozen=True, kw_only=True)
 class Toleration:
     key: str = ""
-    operator: str = attrs.field(default="", validator=one_of("", "Equal", "Exists"))
+    operator: str = attrs.field(default="", validator=one_of("", "Equal", "Exists", "Gt", "Lt"))
     value: str = ""
     effect: str = attrs.field(
         default="", validator=one_of("", "NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -175,6 +175,30 @@ class PodResourceClaim:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
+class WorkloadReference:
+    """spec.workloadRef (GenericWorkload): the Workload, its pod group and the replica key
+    that splits one group into independent gangs."""
+
+    name: str = ""
+    pod_group: str = ""
+    pod_group_replica_key: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        from kschedlib.api.codec import FieldError
+        from kschedlib.api.scheduling import dns_label_error, workload_ref_errors
+
+        errs = workload_ref_errors(self)
+        if self.pod_group_replica_key:
+            err = dns_label_error(self.pod_group_replica_key)
+            if err is not None:
+                errs.append(
+                    ("podGroupReplicaKey", f'Invalid value: "{self.pod_group_replica_key}": {err}')
+                )
+        if errs:
+            raise FieldError(*errs[0])
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
 class PodSpec:
     node_name: str = ""
     scheduler_name: str = "default-scheduler"
@@ -197,6 +221,7 @@ class PodSpec:
     resource_claims: tuple[PodResourceClaim, ...] = ()
     host_network: bool = False
     termination_grace_period_seconds: int | None = None
+    workload_ref: WorkloadReference | None = None
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -228,6 +253,9 @@ class PodResourceClaimStatus:
 @attrs.define(slots=True, frozen=True, kw_only=True)
 class PodStatus:
     phase: str = ""
+    reason: str = ""
+    message: str = ""
+    qos_class: str = attrs.field(default="", metadata={"json": "qosClass"})
     nominated_node_name: str = ""
     start_time: _dt.datetime | None = None
     conditions: tuple[PodCondition, ...] = ()

@@ -293,19 +293,24 @@ class PodResources:
     non0_mem: int
 
 
-def compute_pod_resources(pod: Pod) -> PodResources:
+def compute_pod_resources(pod: Pod, skip_pod_level: bool = False) -> PodResources:
     """PodInfo.calculateResource: requests, plus CPU/memory with 100m / 200Mi for missing ones.
 
     With pod-level requests set, the defaults apply only to a resource missing at both levels.
+    ``skip_pod_level`` ignores pod-level requests (the PodLevelResources gate off).
     """
-    requests = pod_requests(pod)
+    requests = pod_requests(pod, skip_pod_level=skip_pod_level)
     res = Resource()
     res.add_exact(requests)
-    if is_pod_level_requests_set(pod):
+    if not skip_pod_level and is_pod_level_requests_set(pod):
         defaults = {k: v for k, v in NON_ZERO_DEFAULTS.items() if k not in requests}
     else:
         defaults = dict(NON_ZERO_DEFAULTS)
-    non0 = pod_requests(pod, non_missing=defaults) if defaults else requests
+    non0 = (
+        pod_requests(pod, non_missing=defaults, skip_pod_level=skip_pod_level)
+        if defaults
+        else requests
+    )
     cpu = non0.get(CPU)
     mem = non0.get(MEMORY)
     non0_cpu = 0 if cpu is None else cpu.milli_value()

@@ -1,21 +1,20 @@
-"""kschedlib simulate: schedule every pending pod of a scenario or a folder of YAML, offline."""
+"""kschedlib simulate: schedule every pending pod of kubectl dumps, manifests or a scenario, offline."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 import attrs
 
+from kschedlib.api.cluster import load_cluster
 from kschedlib.api.node import Node
-from kschedlib.api.objects import load_objects
 from kschedlib.api.pod import Pod
-from kschedlib.conformance.scenario import Scenario
-from kschedlib.errors import InvalidObjectError, KSchedError
+from kschedlib.errors import KSchedError
+from kschedlib.features import FeatureGateError, FeatureGates
 from kschedlib.framework.handle import FakeClock
 from kschedlib.results import Explanation, Outcome, SchedulingResult
 from kschedlib.scheduler import Scheduler
@@ -23,43 +22,12 @@ from kschedlib.scheduler import Scheduler
 MAX_ROUNDS = 120
 
 
-def load_input(path: str) -> tuple[Any, list[Any]]:
-    """(configuration or None, objects) from a scenario file or a directory of manifests."""
-    if os.path.isdir(path):
-        config: Any = None
-        objects: list[Any] = []
-        for fname in sorted(os.listdir(path)):
-            if not fname.endswith((".yaml", ".yml", ".json")):
-                continue
-            full = os.path.join(path, fname)
-            try:
-                with open(full, encoding="utf-8") as fh:
-                    text = fh.read()
-            except UnicodeDecodeError as exc:
-                raise InvalidObjectError(
-                    f"file {full}", "", f"not UTF-8 text (byte {exc.start}): {exc.reason}"
-                ) from None
-            try:
-                loaded = load_objects(text)
-            except RecursionError:
-                raise InvalidObjectError(f"file {full}", "", "nested too deeply") from None
-            except InvalidObjectError as exc:
-                raise InvalidObjectError(f"file {full}: {exc.obj}", exc.field, exc.problem) from None
-            for obj in loaded:
-                    if isinstance(obj, dict) and obj.get("kind") == "KubeSchedulerConfiguration":
-                        config = obj
-                    elif not isinstance(obj, dict):
-                        objects.append(obj)
-        return config, objects
-    try:
-        sc = Scenario.load(path)
-    except RecursionError:
-        raise InvalidObjectError(f"file {path}", "", "nested too deeply") from None
-    except UnicodeDecodeError as exc:
-        raise InvalidObjectError(
-            f"file {path}", "", f"not UTF-8 text (byte {exc.start}): {exc.reason}"
-        ) from None
-    return sc.config, [*sc.nodes, *sc.other_objects(), *sc.pods, *sc.pending]
+def load_input(*paths: str) -> tuple[Any, list[Any]]:
+    """(configuration or None, objects) from scenario files, kubectl dumps, manifest files or
+    folders, or ``-`` (stdin); manifests are expanded as the API server and controllers would.
+    Kept for callers of the old single-path form; see :func:`kschedlib.api.load_cluster`."""
+    cluster = load_cluster(*paths)
+    return cluster.config, cluster.objects
 
 
 @attrs.define(slots=True)
@@ -82,17 +50,23 @@ def simulate(
     seed: int | None = 0,
     progress: TextIO | None = None,
     explain: Iterable[str] = (),
+    held: Mapping[str, Pod] | None = None,
+    feature_gates: FeatureGates | None = None,
 ) -> Simulation:
     """Schedule all pending pods, advancing a fake clock through backoffs until nothing moves.
+    ``held`` maps a pod key to a pod created only once that pod is bound (an OrderedReady
+    StatefulSet's next ordinal); such pods are not in ``objects``.
 
     Explanations are recorded only for the pods named in ``explain`` (every attempt of
     each): recording them for all pods would cost time and memory for nothing.
     """
     clock = FakeClock()
     keys = frozenset(explain)
-    sched = Scheduler(config, clock=clock, seed=seed, explain=keys)
+    sched = Scheduler(config, clock=clock, seed=seed, explain=keys, feature_gates=feature_gates)
     sched.apply(objects)
+    held = dict(held or {})
     order = [o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name]
+    order += [p.key for p in held.values()]
     last: dict[str, SchedulingResult] = {}
     preemptions: list[SchedulingResult] = []
     attempts: dict[str, list[SchedulingResult]] = {}
@@ -113,6 +87,9 @@ def simulate(
             last[key] = r
             if key in keys:
                 attempts.setdefault(key, []).append(r)
+            nxt = held.pop(key, None) if r.outcome == scheduled else None
+            if nxt is not None:
+                sched.add_pod(nxt)
             if show:
                 assert progress is not None
                 progress.write(f"\rscheduled {done}/{total}")
@@ -145,19 +122,33 @@ def _pct(used: int, total: int) -> str:
     return f"{100 * used / total:5.1f}%" if total else "   n/a"
 
 
+def _never_attempted(sched: Scheduler, key: str) -> str:
+    why = sched.why_pending(key)
+    return f"never attempted: {why}" if why else "never attempted"
+
+
 def report_text(sim: Simulation, out: TextIO) -> None:
     sched, last, order = sim.scheduler, sim.last, sim.order
     placed = [(k, last[k]) for k in order if k in last and last[k].outcome == Outcome.Scheduled]
-    failed = [(k, last.get(k)) for k in order if k not in last or last[k].outcome != Outcome.Scheduled]
+    waiting = [(k, last[k]) for k in order if k in last and last[k].outcome == Outcome.Waiting]
+    failed = [
+        (k, last.get(k))
+        for k in order
+        if k not in last or last[k].outcome not in (Outcome.Scheduled, Outcome.Waiting)
+    ]
     width = max([len(k) for k in order] + [3])
     out.write(f"Placements ({len(placed)}/{len(order)} pods scheduled)\n")
     out.write(f"  {'POD':<{width}}  NODE\n")
     for k, r in placed:
         out.write(f"  {k:<{width}}  {r.node}\n")
+    if waiting:
+        out.write(f"\nWaiting at Permit ({len(waiting)})\n")
+        for k, wr in waiting:
+            out.write(f"  {k} on {wr.node}: {sched.why_pending(k) or wr.message}\n")
     if failed:
         out.write(f"\nUnschedulable ({len(failed)})\n")
         for k, fr in failed:
-            msg = fr.message if fr is not None else "never attempted"
+            msg = fr.message if fr is not None else _never_attempted(sched, k)
             nom = f" [nominated: {fr.nominated_node}]" if fr is not None and fr.nominated_node else ""
             out.write(f"  {k}: {msg}{nom}\n")
     preemptions = sim.preemptions
@@ -299,7 +290,7 @@ def report_json(sim: Simulation) -> dict[str, Any]:
             "pod": k,
             "node": r.node if r is not None and r.outcome == Outcome.Scheduled else None,
             "outcome": r.outcome.value if r is not None else None,
-            "message": r.message if r is not None else "never attempted",
+            "message": r.message if r is not None else _never_attempted(sched, k),
             "nominatedNode": r.nominated_node if r is not None else None,
         })
     preempted = [
@@ -320,7 +311,13 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     import argparse
 
     ap = argparse.ArgumentParser(prog="kschedlib simulate", description=__doc__)
-    ap.add_argument("path", help="scenario JSON (conformance format) or a folder of manifests")
+    ap.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="kubectl dump (JSON/YAML, Lists included), manifest file or folder (recursive), "
+        "scenario JSON (conformance format), or - for stdin; several are merged",
+    )
     ap.add_argument(
         "--explain", metavar="NS/POD", action="append",
         help="print the scheduling breakdown of every attempt of a pod (repeatable); "
@@ -333,21 +330,49 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument(
+        "--feature-gates",
+        metavar="A=true,B=false",
+        default="",
+        help="kube-scheduler v1.35 feature gates to set (see docs/guides/feature-gates.md)",
+    )
     args = ap.parse_args(list(argv))
     try:
-        config, objects = load_input(args.path)
-        if not any(isinstance(o, Node) for o in objects):
-            err.write(f"kschedlib simulate: {args.path}: no nodes found\n")
+        gates = FeatureGates.parse(args.feature_gates)
+    except FeatureGateError as exc:
+        err.write(
+            f'kschedlib simulate: invalid argument "{args.feature_gates}" for "--feature-gates" '
+            f"flag: {exc}\n"
+        )
+        return 2
+    for warning in gates.warnings:
+        err.write(f"kschedlib simulate: warning: {warning}\n")
+    try:
+        cluster = load_cluster(*args.paths)
+        for note in cluster.notes():
+            err.write(f"kschedlib simulate: {note}\n")
+        if not any(isinstance(o, Node) for o in cluster.objects):
+            where = ", ".join(args.paths)
+            err.write(
+                f"kschedlib simulate: {where}: no nodes found (add a node dump, e.g. "
+                "kubectl get nodes -o json > nodes.json)\n"
+            )
             return 2
         sim = simulate(
-            config, objects, seed=args.seed, progress=None if args.quiet or args.json else err,
+            cluster.config,
+            cluster.initial_objects(),
+            seed=args.seed,
+            progress=None if args.quiet or args.json else err,
             explain=args.explain or (),
+            held=cluster.held_pods(),
+            feature_gates=gates,
         )
     except (KSchedError, OSError, json.JSONDecodeError) as exc:
         err.write(f"kschedlib simulate: {type(exc).__name__}: {exc}\n")
         return 2
     except RecursionError:
-        err.write(f"kschedlib simulate: InvalidObjectError: {args.path}: nested too deeply\n")
+        where = ", ".join(args.paths)
+        err.write(f"kschedlib simulate: InvalidObjectError: {where}: nested too deeply\n")
         return 2
     if args.json:
         data = summary(sim) if args.summary else report_json(sim)
@@ -376,6 +401,12 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     for key in args.explain or ():
         out.write("\n")
         if not attempts_text(sim, key, out):
-            out.write(f"no scheduling attempt recorded for {key}\n")
+            why = sim.scheduler.why_pending(key)
+            out.write(f"no scheduling attempt recorded for {key}")
+            out.write(f": {why}\n" if why else "\n")
             status = 1
+            continue
+        why = sim.scheduler.why_pending(key)
+        if why:
+            out.write(f"  Now: {why}\n")
     return status

@@ -4,6 +4,7 @@ merge of a user's plugin sets into it."""
 from __future__ import annotations
 
 from kschedlib.config.types import EXTENSION_POINTS, PluginRef, Plugins, PluginSet
+from kschedlib.features import DEFAULT_FEATURE_GATES, FeatureGates
 
 DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef(name="SchedulingGates"),
@@ -28,8 +29,18 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
 )
 
 
-def default_plugins() -> Plugins:
-    return Plugins(multi_point=PluginSet(enabled=DEFAULT_MULTI_POINT))
+def default_plugins(feature_gates: FeatureGates | None = None) -> Plugins:
+    """getDefaultPlugins with applyFeatureGates: NodeDeclaredFeatures and GangScheduling are
+    appended when their gates are on (DynamicResources is GA and locked on in v1.35)."""
+    gates = feature_gates if feature_gates is not None else DEFAULT_FEATURE_GATES
+    enabled = list(DEFAULT_MULTI_POINT)
+    if gates.enabled("NodeDeclaredFeatures"):
+        enabled.append(PluginRef(name="NodeDeclaredFeatures"))
+    if not gates.enabled("DynamicResourceAllocation"):
+        enabled = [p for p in enabled if p.name != "DynamicResources"]
+    if gates.enabled("GangScheduling"):
+        enabled.append(PluginRef(name="GangScheduling"))
+    return Plugins(multi_point=PluginSet(enabled=tuple(enabled)))
 
 
 def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:

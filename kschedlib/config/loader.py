@@ -21,7 +21,10 @@ from kschedlib.config.types import (
     Profile,
 )
 from kschedlib.errors import ConfigError
+from kschedlib.features import FeatureGates
 from kschedlib.framework.registry import Registry
+
+_NO_CODE = (lambda: None).__code__
 
 ConfigSource = (
     KubeSchedulerConfiguration | Mapping[str, Any] | str | os.PathLike[str] | None
@@ -87,7 +90,12 @@ def _decode_plugins(raw: Any, path: str) -> Plugins:
 
 
 def _decode_args(
-    registry: Registry, name: str, raw: Any, path: str, errors: list[str]
+    registry: Registry,
+    name: str,
+    raw: Any,
+    path: str,
+    errors: list[str],
+    feature_gates: FeatureGates | None = None,
 ) -> Any:
     spec = registry.get(name)
     if spec is None or spec.args_type is None:
@@ -106,7 +114,9 @@ def _decode_args(
         return None
     validate = getattr(args, "validate", None)
     if validate is not None:
-        for field, msg in validate():
+        gated = "feature_gates" in getattr(validate, "__code__", _NO_CODE).co_varnames
+        problems = validate(feature_gates=feature_gates) if gated else validate()
+        for field, msg in problems:
             errors.append(f"{path}.{field}: {msg}" if field else f"{path}: {msg}")
     return args
 
@@ -122,9 +132,12 @@ def _int_field(raw: Mapping[str, Any], key: str, path: str, errors: list[str]) -
 
 
 def load_config(
-    source: ConfigSource = None, registry: Registry | None = None
+    source: ConfigSource = None,
+    registry: Registry | None = None,
+    feature_gates: FeatureGates | None = None,
 ) -> KubeSchedulerConfiguration:
-    """Parse, default (as v1.35 does) and validate a configuration; ``None`` means defaults.
+    """Parse, default (as v1.35 does with ``feature_gates``) and validate a configuration;
+    ``None`` means defaults.
 
     Raises ConfigError naming the field path of every problem found.
     """
@@ -183,7 +196,7 @@ def load_config(
             continue
         prof_pct = _int_field(rp, "percentageOfNodesToScore", f"{path}.", errors)
         custom = _decode_plugins(rp["plugins"], f"{path}.plugins") if rp.get("plugins") else None
-        plugins = merge_plugins(default_plugins(), custom)
+        plugins = merge_plugins(default_plugins(feature_gates), custom)
         configs: list[PluginConfig] = []
         seen: set[str] = set()
         raw_pc = rp.get("pluginConfig") or []
@@ -207,7 +220,9 @@ def load_config(
             configs.append(
                 PluginConfig(
                     name=pname,
-                    args=_decode_args(registry, pname, pc.get("args"), f"{pc_path}.args", errors),
+                    args=_decode_args(
+                        registry, pname, pc.get("args"), f"{pc_path}.args", errors, feature_gates
+                    ),
                 )
             )
         # Default args for every enabled plugin without explicit config.

@@ -65,6 +65,7 @@ class EventResource(str, enum.Enum):
     DeviceClass = "resource.k8s.io/DeviceClass"
     Namespace = "Namespace"
     PodDisruptionBudget = "PodDisruptionBudget"
+    Workload = "scheduling.k8s.io/Workload"
     WildCard = "*"
 
 

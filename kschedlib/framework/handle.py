@@ -106,7 +106,12 @@ class BasicHandle:
         objects: ObjectStore | None = None,
         clock: Any = None,
         host: Any = None,
+        feature_gates: Any = None,
     ) -> None:
+        from kschedlib.features import FeatureGates, PluginFeatures
+
+        self.feature_gates = FeatureGates.of(feature_gates)
+        self.features = PluginFeatures.from_gates(self.feature_gates)
         self._snapshot = snapshot
         self._objects = objects if objects is not None else ObjectStore()
         self._clock = clock if clock is not None else FakeClock()
@@ -126,6 +131,10 @@ class BasicHandle:
 
     def reject_waiting_pod(self, uid: str) -> bool:
         return False
+
+    def activate(self, pods: Any) -> None:
+        """Handle.Activate: nothing to move without a queue."""
+        return None
 
     @property
     def clock(self) -> Any:

@@ -12,6 +12,7 @@ import attrs
 from kschedlib.api.pod import Pod, pod_priority
 from kschedlib.config.types import EXTENSION_POINTS, PluginRef, Profile
 from kschedlib.errors import ConfigError
+from kschedlib.features import DEFAULT_FEATURE_GATES, FeatureGates, PluginFeatures
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import ClusterEventWithHint
 from kschedlib.framework.handle import FakeClock, NoopHostHooks, ObjectStore
@@ -110,8 +111,17 @@ class Framework:
         rng_seed: int | None = None,
         deterministic: bool = False,
         extenders: Sequence[Any] = (),
+        feature_gates: FeatureGates | None = None,
+        workload_manager: Any = None,
+        pod_activator: Any = None,
     ) -> None:
         self.profile = profile
+        # The one place plugins read gates from (feature.Features through the handle).
+        self.feature_gates = feature_gates if feature_gates is not None else DEFAULT_FEATURE_GATES
+        self.features = PluginFeatures.from_gates(self.feature_gates)
+        # Gang scheduling: the pod-group state and the queue's Activate (None when unused).
+        self.workload_manager = workload_manager
+        self.pod_activator = pod_activator
         self.profile_name = profile.scheduler_name
         self.objects = objects if objects is not None else ObjectStore()
         self.clock = clock if clock is not None else FakeClock()
@@ -706,6 +716,33 @@ class Framework:
         return verdict
 
     # --- Binding ------------------------------------------------------------------------
+
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """RunPreBindPreFlights: None when some PreBind plugin has work to do, SKIP when none
+        has, an error status when a pre-flight fails; skipping plugins are remembered."""
+        result: Status | None = SKIP
+        for pl in self.pre_bind_plugins:
+            flight = getattr(pl, "pre_bind_pre_flight", None)
+            if flight is None:
+                result = None
+                continue
+            st: Status | None = flight(state, pod, node_name)
+            if st is not None and st.code == Code.Skip:
+                state.skip_pre_bind_plugins.add(pl.name)
+                continue
+            if _ok(st):
+                result = None
+                continue
+            assert st is not None
+            return Status.error(
+                f'running PreBindPreFlight "{pl.name}": {st.message()}', pl.name
+            )
+        return result
+
+    def activate(self, pods: Any) -> None:
+        """Handle.Activate: move the given pods to activeQ (no-op without a queue)."""
+        if self.pod_activator is not None:
+            self.pod_activator(pods)
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         for pl in self.pre_bind_plugins:

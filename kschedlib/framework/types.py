@@ -87,10 +87,12 @@ class PodInfo:
     preferred_affinity_terms: tuple[WeightedAffinityTerm, ...] = ()
     preferred_anti_affinity_terms: tuple[WeightedAffinityTerm, ...] = ()
     _resources: PodResources | None = attrs.field(default=None, eq=False, repr=False)
+    pod_level: bool = attrs.field(default=True, eq=False, repr=False)
+    """Whether pod-level requests count (the PodLevelResources gate of the owning cache)."""
 
     @classmethod
-    def of(cls, pod: Pod) -> PodInfo:
-        pi = cls(pod)
+    def of(cls, pod: Pod, pod_level: bool = True) -> PodInfo:
+        pi = cls(pod, pod_level=pod_level)
         pi.update(pod)
         return pi
 
@@ -124,7 +126,7 @@ class PodInfo:
     def resources(self) -> PodResources:
         r = self._resources
         if r is None:
-            r = self._resources = compute_pod_resources(self.pod)
+            r = self._resources = compute_pod_resources(self.pod, not self.pod_level)
         return r
 
     @property

@@ -26,6 +26,8 @@ IN_TREE_PACKAGES = (
     "defaultpreemption",
     "imagelocality",
     "defaultbinder",
+    "nodedeclaredfeatures",
+    "gangscheduling",
 )
 
 

@@ -157,8 +157,10 @@ kind: ConfigMap
 metadata: {name: other}
 """
     objs = load_objects(text)
-    assert [type(o).__name__ for o in objs] == ["Node", "Node", "Pod", "dict"]
+    assert [type(o).__name__ for o in objs] == ["Node", "Node", "Pod"]
     assert objs[2].key == "default/p"
+    assert objs.ignored_summary() == "ignored: 1 ConfigMap"
+    assert objs.ignored_objects[0]["metadata"]["name"] == "other"
 
 
 def test_load_objects_rejects_bad_yaml() -> None:

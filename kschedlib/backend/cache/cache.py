@@ -15,7 +15,7 @@ from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.backend.cache.node_tree import NodeTree
 from kschedlib.errors import CacheError
-from kschedlib.framework.types import HostPortInfo, ImageStateSummary, NodeInfo
+from kschedlib.framework.types import HostPortInfo, ImageStateSummary, NodeInfo, PodInfo
 
 if TYPE_CHECKING:
     from kschedlib.backend.snapshot import Snapshot
@@ -140,12 +140,19 @@ class Cache:
     ``ttl`` (seconds) expires assumed pods whose binding finished; 0 means never (the default).
     """
 
-    __slots__ = ("_ttl", "_clock", "_assumed", "_pod_states", "_nodes", "_head", "_tree", "_images")
+    __slots__ = (
+        "_ttl", "_clock", "_assumed", "_pod_states", "_nodes", "_head", "_tree", "_images",
+        "_pod_level",
+    )
 
-    def __init__(self, ttl: float = 0.0, clock: Clock | None = None) -> None:
+    def __init__(
+        self, ttl: float = 0.0, clock: Clock | None = None, pod_level_resources: bool = True
+    ) -> None:
         if ttl < 0:
             raise ValueError(f"ttl must be >= 0, got {ttl}")
         self._ttl = ttl
+        # PodLevelResources gate: whether pod-level requests count in NodeInfo accounting.
+        self._pod_level = pod_level_resources
         self._clock: Clock = clock if clock is not None else _WallClock()
         self._assumed: set[str] = set()
         self._pod_states: dict[str, _PodState] = {}
@@ -192,7 +199,7 @@ class Cache:
 
     def _add_pod(self, pod: Pod, assumed: bool) -> None:
         item = self._item(pod.spec.node_name)
-        item.info.add_pod(pod)
+        item.info.add_pod(pod if self._pod_level else PodInfo.of(pod, pod_level=False))
         self._move_to_head(item)
         key = pod.uid
         self._pod_states[key] = _PodState(pod)

@@ -12,6 +12,7 @@ from typing import Any
 from kschedlib.api.pod import Pod, pod_priority
 from kschedlib.api.selectors import Selector
 from kschedlib.api.workloads import PodDisruptionBudget
+from kschedlib.features import features_of
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import (
     ActionType,
@@ -330,7 +331,9 @@ def new(args: DefaultPreemptionArgs | None, handle: Any) -> DefaultPreemption:
     errs = args.validate()
     if errs:
         raise ValueError("; ".join(f"{path}: {msg}" for path, msg in errs))
-    return DefaultPreemption(args, handle)
+    return DefaultPreemption(
+        args, handle, async_preemption=features_of(handle).enable_async_preemption
+    )
 
 
 PLUGINS: tuple[PluginSpec, ...] = (PluginSpec(NAME, new, DefaultPreemptionArgs),)

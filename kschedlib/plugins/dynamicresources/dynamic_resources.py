@@ -27,6 +27,7 @@ from kschedlib.api.resource_v1 import (
     ResourceSlice,
 )
 from kschedlib.api.selectors import NodeSelectorMatcher
+from kschedlib.features import features_of
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import (
     ActionType,
@@ -622,7 +623,19 @@ class DynamicResources:
 
 
 def new(args: Any, handle: Any) -> DynamicResources:
-    return DynamicResources(handle)
+    """Factory: the allocator's features from the handle's feature gates."""
+    fts = features_of(handle)
+    return DynamicResources(
+        handle,
+        Features(
+            admin_access=fts.enable_dra_admin_access,
+            prioritized_list=fts.enable_dra_prioritized_list,
+            partitionable_devices=fts.enable_dra_partitionable_devices,
+            device_taints=fts.enable_dra_device_taints,
+            consumable_capacity=fts.enable_dra_consumable_capacity,
+            device_binding_conditions=fts.enable_dra_device_binding_conditions,
+        ),
+    )
 
 
 PLUGINS: tuple[PluginSpec, ...] = (PluginSpec(NAME, new),)

@@ -9,6 +9,7 @@ from typing import Any
 
 from kschedlib.api.pod import Pod
 from kschedlib.errors import ConfigError
+from kschedlib.features import features_of
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.status import SKIP, Status
 from kschedlib.framework.types import NodeInfo
@@ -69,7 +70,11 @@ class BalancedAllocation:
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Any = None) -> None:
         self._scorer = ResourceAllocationScorer(
-            NAME, args.resources, balanced_resource_scorer, use_requested=True, pod_level=True
+            NAME,
+            args.resources,
+            balanced_resource_scorer,
+            use_requested=True,
+            pod_level=features_of(handle).enable_pod_level_resources,
         )
         self.handle = handle
 

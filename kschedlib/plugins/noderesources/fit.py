@@ -21,6 +21,7 @@ from kschedlib.api.resource import (
     pod_requests,
 )
 from kschedlib.errors import ConfigError
+from kschedlib.features import features_of
 from kschedlib.framework.cycle_state import CycleState, StateNotFoundError
 from kschedlib.framework.events import (
     ActionType,
@@ -100,10 +101,11 @@ class PreScoreState:
         return self
 
 
-def compute_pod_resource_request(pod: Pod) -> Resource:
-    """computePodResourceRequest: the pod's requests as a Resource (SetMaxResource of PodRequests)."""
+def compute_pod_resource_request(pod: Pod, pod_level: bool = True) -> Resource:
+    """computePodResourceRequest: the pod's requests as a Resource (SetMaxResource of PodRequests);
+    pod-level requests count only with the PodLevelResources gate (``pod_level``)."""
     r = Resource()
-    r.add_exact(pod_requests(pod))
+    r.add_exact(pod_requests(pod, skip_pod_level=not pod_level))
     r.allowed_pod_number = 0
     return r
 
@@ -192,9 +194,10 @@ def _build_scorer(strategy: ScoringStrategy) -> Scorer:
 class Fit:
     """The NodeResourcesFit plugin: PreFilter, Filter, PreScore, Score and queueing hints."""
 
-    __slots__ = ("_ignored", "_ignored_groups", "_scorer", "handle")
+    __slots__ = ("_ignored", "_ignored_groups", "_scorer", "handle", "_pod_level")
 
     def __init__(self, args: NodeResourcesFitArgs, handle: Any = None) -> None:
+        self._pod_level = features_of(handle).enable_pod_level_resources
         self._ignored = frozenset(args.ignored_resources)
         self._ignored_groups = frozenset(args.ignored_resource_groups)
         strategy = args.scoring_strategy
@@ -216,7 +219,7 @@ class Fit:
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        request = compute_pod_resource_request(pod)
+        request = compute_pod_resource_request(pod, self._pod_level)
         scalars = tuple(
             (name, q)
             for name, q in sorted(request.scalar_resources.items())

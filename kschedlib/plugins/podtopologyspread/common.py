@@ -41,6 +41,8 @@ class SpreadConstraint:
     min_domains: int = 1
     node_affinity_policy: str = HONOR
     node_taints_policy: str = IGNORE
+    comparison_operators: bool = False
+    """TaintTolerationComparisonOperators, for nodeTaintsPolicy: Honor."""
 
     @property
     def selector_empty(self) -> bool:
@@ -57,7 +59,10 @@ class SpreadConstraint:
         return not (
             self.node_taints_policy == HONOR
             and find_untolerated_taint(
-                node.spec.taints, pod.spec.tolerations, do_not_schedule_taints_filter
+                node.spec.taints,
+                pod.spec.tolerations,
+                do_not_schedule_taints_filter,
+                self.comparison_operators,
             )
             is not None
         )
@@ -76,15 +81,17 @@ def filter_topology_spread_constraints(
     constraints: Iterable[TopologySpreadConstraint],
     pod_labels: Mapping[str, str],
     action: str,
+    match_label_keys: bool = True,
+    comparison_operators: bool = False,
 ) -> list[SpreadConstraint]:
     """Compile the constraints whose whenUnsatisfiable is ``action``, merging matchLabelKeys
-    from the pod's labels into the selector."""
+    from the pod's labels into the selector (MatchLabelKeysInPodTopologySpread gate)."""
     result: list[SpreadConstraint] = []
     for c in constraints:
         if c.when_unsatisfiable != action:
             continue
         selector: LabelMatcher = selector_from(c.label_selector)
-        if c.match_label_keys:
+        if match_label_keys and c.match_label_keys:
             match_labels = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
             if match_labels:
                 selector = merge_label_set_with_selector(match_labels, selector)
@@ -96,6 +103,7 @@ def filter_topology_spread_constraints(
                 min_domains=1 if c.min_domains is None else c.min_domains,
                 node_affinity_policy=c.node_affinity_policy or HONOR,
                 node_taints_policy=c.node_taints_policy or IGNORE,
+                comparison_operators=comparison_operators,
             )
         )
     return result

@@ -9,6 +9,7 @@ from typing import Any
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.errors import ConfigError
+from kschedlib.features import features_of
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import (
     ActionType,
@@ -58,10 +59,19 @@ class PodTopologySpread:
     """Checks and scores the pod's topology spread constraints (or the default ones for a pod
     that has none and is selected by a Service or a replicated controller)."""
 
-    __slots__ = ("_handle", "default_constraints", "system_defaulted")
+    __slots__ = (
+        "_cmp_ops",
+        "_handle",
+        "_match_label_keys",
+        "default_constraints",
+        "system_defaulted",
+    )
 
     def __init__(self, args: PodTopologySpreadArgs, handle: Any) -> None:
         self._handle = handle
+        fts = features_of(handle)
+        self._match_label_keys = fts.enable_match_label_keys_in_pod_topology_spread
+        self._cmp_ops = fts.enable_taint_toleration_comparison_operators
         self.default_constraints = args.effective_default_constraints()
         self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
 
@@ -75,7 +85,11 @@ class PodTopologySpread:
         """The default constraints for ``action`` with the pod's Services' and controllers'
         selector; none when nothing selects the pod."""
         constraints = filter_topology_spread_constraints(
-            self.default_constraints, pod.metadata.labels, action
+            self.default_constraints,
+            pod.metadata.labels,
+            action,
+            self._match_label_keys,
+            self._cmp_ops,
         )
         if not constraints:
             return []
@@ -90,6 +104,7 @@ class PodTopologySpread:
                 c.min_domains,
                 c.node_affinity_policy,
                 c.node_taints_policy,
+                c.comparison_operators,
             )
             for c in constraints
         ]
@@ -98,7 +113,9 @@ class PodTopologySpread:
         """The pod's own constraints for ``action``, or the defaults when it has none."""
         tsc = pod.spec.topology_spread_constraints
         if tsc:
-            return filter_topology_spread_constraints(tsc, pod.metadata.labels, action)
+            return filter_topology_spread_constraints(
+                tsc, pod.metadata.labels, action, self._match_label_keys, self._cmp_ops
+            )
         return self.build_default_constraints(pod, action)
 
     # --- PreFilter / Filter ---

@@ -11,6 +11,7 @@ import attrs
 from kschedlib.api.node import Node, Taint
 from kschedlib.api.pod import Pod, Toleration
 from kschedlib.api.taints import find_untolerated_taint, tolerates
+from kschedlib.features import features_of
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import (
     ActionType,
@@ -189,6 +190,11 @@ def is_schedulable_after_pod_toleration_change(
 
 
 def new(args: Any, handle: Any) -> TaintToleration:
+    """Factory: the comparison-operator variant when the handle's gate is on."""
+    if features_of(handle).enable_taint_toleration_comparison_operators:
+        from kschedlib.plugins.tainttoleration.comparison import ComparisonTaintToleration
+
+        return ComparisonTaintToleration()
     return TaintToleration()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import attrs
 
+from kschedlib.features import FeatureGates
 from kschedlib.plugins.noderesources.args import (
     MAX_CUSTOM_PRIORITY_SCORE,
     UtilizationShapePoint,
@@ -28,8 +29,12 @@ class VolumeBindingArgs:
     bind_timeout_seconds: int = DEFAULT_BIND_TIMEOUT_SECONDS
     shape: tuple[UtilizationShapePoint, ...] | None = None
 
-    def validate(self, storage_capacity_scoring: bool = False) -> list[tuple[str, str]]:
-        """ValidateVolumeBindingArgsWithOptions."""
+    def validate(
+        self, storage_capacity_scoring: bool = False, feature_gates: FeatureGates | None = None
+    ) -> list[tuple[str, str]]:
+        """ValidateVolumeBindingArgsWithOptions (the gate from ``feature_gates`` when given)."""
+        if feature_gates is not None:
+            storage_capacity_scoring = feature_gates.enabled("StorageCapacityScoring")
         errs: list[tuple[str, str]] = []
         if self.bind_timeout_seconds < 0:
             errs.append(

@@ -12,6 +12,7 @@ from kschedlib.api.pod import Pod
 from kschedlib.api.quantity import parse_quantity
 from kschedlib.api.storage import CSINode, PersistentVolumeClaim, StorageClass
 from kschedlib.errors import ConfigError
+from kschedlib.features import features_of
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import (
     ActionType,
@@ -417,10 +418,11 @@ def new(args: Any, handle: Any) -> VolumeBinding:
         args = VolumeBindingArgs()
     if not isinstance(args, VolumeBindingArgs):
         raise ConfigError(f"want args to be of type VolumeBindingArgs, got {type(args).__name__}")
-    errs = args.validate()
+    scoring = features_of(handle).enable_storage_capacity_scoring
+    errs = args.validate(storage_capacity_scoring=scoring)
     if errs:
         raise ConfigError("; ".join(f"{p}: {m}" for p, m in errs))
-    return VolumeBinding(args, handle)
+    return VolumeBinding(args, handle, storage_capacity_scoring=scoring)
 
 
 PLUGINS: tuple[PluginSpec, ...] = (PluginSpec(NAME, new, VolumeBindingArgs),)
