@@ -111,9 +111,12 @@ def _invalid(path: str, value: Any, errs: list[str]) -> ValidationProblem:
 # --------------------------------------------------------------------------- checks
 
 
-def _check_name(name: str, path: str, subdomain: bool = True) -> Iterator[ValidationProblem]:
+def _check_name(
+    name: str, path: str, subdomain: bool = True, generate_name: str = ""
+) -> Iterator[ValidationProblem]:
     if not name:
-        yield ValidationProblem(path, "Required value: name or generateName is required")
+        if not generate_name:  # with generateName the API server picks the name
+            yield ValidationProblem(path, "Required value: name or generateName is required")
         return
     errs = is_dns1123_subdomain(name) if subdomain else is_dns1123_label(name)
     if errs:
@@ -192,7 +195,7 @@ def _check_containers(containers: Any, path: str) -> Iterator[ValidationProblem]
 
 def pod_problems(pod: Any) -> Iterator[ValidationProblem]:
     meta = pod.metadata
-    yield from _check_name(meta.name, "metadata.name")
+    yield from _check_name(meta.name, "metadata.name", generate_name=meta.generate_name)
     if meta.namespace:
         errs = is_dns1123_label(meta.namespace)
         if errs:
@@ -226,7 +229,7 @@ def pod_problems(pod: Any) -> Iterator[ValidationProblem]:
 def meta_problems(obj: Any, namespaced: bool) -> Iterator[ValidationProblem]:
     """Every object needs a name; a namespace, when given, must be a DNS label."""
     meta = obj.metadata
-    if not meta.name:
+    if not meta.name and not getattr(meta, "generate_name", ""):
         yield ValidationProblem("metadata.name", "Required value: name or generateName is required")
     if namespaced and meta.namespace:
         errs = is_dns1123_label(meta.namespace)
@@ -235,7 +238,9 @@ def meta_problems(obj: Any, namespaced: bool) -> Iterator[ValidationProblem]:
 
 
 def node_problems(node: Any) -> Iterator[ValidationProblem]:
-    yield from _check_name(node.metadata.name, "metadata.name")
+    yield from _check_name(
+        node.metadata.name, "metadata.name", generate_name=node.metadata.generate_name
+    )
     yield from _check_labels(node.metadata.labels, "metadata.labels")
     yield from _check_resources(node.status.capacity, "status.capacity")
     yield from _check_resources(node.status.allocatable, "status.allocatable")
