@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from itertools import chain, islice
 from typing import Any
 
 import attrs
@@ -99,6 +100,21 @@ class SchedulingAlgorithm:
             )
         breakdown = ScoreBreakdown([], {}, {}, {}) if explain else None
         try:
+            if breakdown is None and not self.extenders and fwk.has_score_plugins():
+                # The common path: totals only, no per-node result objects.
+                host = self._select_host_from_totals(
+                    feasible, self._prioritize_totals(fwk, state, pod, feasible)
+                )
+                return ScheduleResult(
+                    host,
+                    len(feasible) + len(diagnosis.node_to_status),
+                    len(feasible),
+                    diagnosis,
+                    feasible,
+                    [],
+                    None,
+                    fast,
+                )
             scores = self.prioritize_nodes(fwk, state, pod, feasible, breakdown)
         except SchedulingError as exc:
             exc.partial = ScheduleResult(
@@ -189,6 +205,10 @@ class SchedulingAlgorithm:
         if pct is None:
             pct = self.percentage_of_nodes_to_score
         to_find = num_feasible_nodes_to_find(pct, n)
+        if not fwk.has_score_plugins() and not any(
+            ext.is_filter() or ext.is_prioritizer() for ext in self.extenders
+        ):
+            to_find = 1  # nothing to rank the nodes with: the first feasible one will do
         offset = self.next_start_node_index if start is None else start
         if not fwk.has_filter_plugins():
             return [nodes[(offset + i) % n] for i in range(to_find)]
@@ -197,19 +217,41 @@ class SchedulingAlgorithm:
         statuses = diagnosis.node_to_status
         failed: list[tuple[str, Status]] = []
         # Without nominated pods the two-pass check is plain filtering: skip its lookups.
-        run = (
-            fwk.run_filter_plugins_with_nominated_pods
-            if fwk.has_nominated_pods()
-            else fwk.run_filter_plugins
-        )
+        nominated = fwk.has_nominated_pods()
+        run = fwk.run_filter_plugins_with_nominated_pods if nominated else fwk.run_filter_plugins
+        table = None
+        if not nominated and n > 1:
+            k, table = fwk.node_local_filter_table(pod, filters)
         success = Code.Success
-        for i in range(n):
-            ni = nodes[(offset + i) % n]
-            st = run(state, pod, ni, filters)
+        order = chain(islice(nodes, offset % n, None), islice(nodes, 0, offset % n))
+        # kube-scheduler cancels the search only when it meets one more feasible node than it
+        # needs (that one is dropped): nodes rejected after the last needed feasible node are
+        # still checked, recorded in the diagnosis and counted into the next start index.
+        enough = False
+        if table is not None:
+            # Node-local leading filters: their verdict is reused while the NodeInfo is
+            # unchanged (same generation); the other filters run as usual.
+            head, rest = filters[:k], filters[k:]
+            get = table.get
+        for ni in order:
+            if table is None:
+                st = run(state, pod, ni, filters)
+            else:
+                e = get(ni.name)
+                if e is not None and e[0] == ni.generation:
+                    st = e[1]
+                else:
+                    st = run(state, pod, ni, head)
+                    if st is None or st.is_rejected():  # errors are never stored
+                        table[ni.name] = (ni.generation, st)
+                if st is None and rest:
+                    st = run(state, pod, ni, rest)
             if st is None or st.code == success:
+                if enough:
+                    break
                 feasible.append(ni)
                 if len(feasible) >= to_find:
-                    break
+                    enough = True
             elif st.code == Code.Error:
                 raise SchedulingError(st.message())
             else:
@@ -280,6 +322,28 @@ class SchedulingAlgorithm:
                     nps.scores.extend(more)
                     nps.total_score += sum(p.score for p in more)
         return scores
+
+    def _prioritize_totals(
+        self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> list[int]:
+        """prioritize_nodes without extenders: each node's total score, in ``nodes`` order."""
+        st = fwk.run_pre_score_plugins(state, pod, nodes)
+        if st is not None and st.code != Code.Success:
+            raise SchedulingError(st.message())
+        totals, st = fwk.run_score_plugins_totals(state, pod, nodes)
+        if st is not None and st.code != Code.Success:
+            raise SchedulingError(st.message())
+        return totals
+
+    def _select_host_from_totals(self, nodes: list[NodeInfo], totals: list[int]) -> str:
+        """select_host over (node, total) pairs, drawing from the RNG exactly as it does."""
+        if not totals:
+            raise SchedulingError("empty priorityList")
+        best = max(totals)
+        ties = [nodes[i].name for i, t in enumerate(totals) if t == best]
+        if self.deterministic:
+            return min(ties)
+        return ties[self.rng.randrange(len(ties))] if len(ties) > 1 else ties[0]
 
     def select_host(self, scores: list[NodePluginScores]) -> str:
         """The highest total; ties broken at random (reservoir sampling) or, in deterministic

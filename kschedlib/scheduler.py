@@ -168,6 +168,7 @@ class Scheduler:
         assumed_pod_ttl: float = 0.0,
         explain: bool | Iterable[str] = True,
         feature_gates: FeatureGates | Mapping[str, bool] | str | None = None,
+        node_local_cache: bool = True,
     ) -> None:
         # One FeatureGates value per scheduler: config defaulting, frameworks (plugins) and the
         # queue read it; nothing is global.
@@ -229,6 +230,7 @@ class Scheduler:
                 feature_gates=gates,
                 workload_manager=self.workload_manager,
                 pod_activator=self._activate_from_plugin,
+                node_local_cache=node_local_cache,
             )
             self.frameworks[profile.scheduler_name] = fwk
         first = next(iter(self.frameworks.values()))

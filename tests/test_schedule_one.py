@@ -34,6 +34,11 @@ def test_num_feasible_nodes_to_find(pct: int | None, nodes: int, expected: int) 
     assert num_feasible_nodes_to_find(pct, nodes) == expected
 
 
+def _scored(name: str, filter_fn: object) -> Fake:
+    return Fake(name, [], filter=filter_fn, pre_score=lambda *a: None,  # type: ignore[arg-type]
+                score=lambda *a: (0, None))
+
+
 def test_round_robin_start_index_carries_over() -> None:
     seen: list[str] = []
 
@@ -42,15 +47,62 @@ def test_round_robin_start_index_carries_over() -> None:
         return None
 
     nodes = [node(f"n{i:03d}") for i in range(200)]
-    fwk, snap = make_framework([Fake("F", [], filter=f)], nodes=nodes)
+    fwk, snap = make_framework([_scored("F", f)], nodes=nodes)
     algo = SchedulingAlgorithm(percentage_of_nodes_to_score=10)  # 10% of 200 -> min 100
     feasible, _, _ = algo.find_nodes_that_fit_pod(fwk, CycleState(), pod(), snap)
-    assert len(feasible) == 100 and seen[0] == "n000" and seen[-1] == "n099"
+    # The search stops at the first feasible node beyond the 100 needed (n100, dropped).
+    assert len(feasible) == 100 and seen[0] == "n000" and seen[-1] == "n100"
+    assert feasible[-1].name == "n099"
     assert algo.next_start_node_index == 100
     seen.clear()
     algo.find_nodes_that_fit_pod(fwk, CycleState(), pod(), snap)
-    assert seen[0] == "n100"
+    assert seen[0] == "n100" and seen[-1] == "n000"
     assert algo.next_start_node_index == 0
+
+
+def test_rejected_nodes_after_enough_feasible_ones_count_into_the_start_index() -> None:
+    """kube-scheduler (parallelism 1) keeps filtering after the last needed feasible node
+    until one more feasible node turns up: the rejected nodes in between are in the
+    diagnosis and advance nextStartNodeIndex."""
+    rejected = {i for i in range(250) if i % 4 == 3} | set(range(200, 206))
+
+    def f(state: CycleState, p: object, ni: object) -> Status | None:
+        i = int(ni.name[1:])  # type: ignore[attr-defined]
+        return unschedulable("no") if i in rejected else None
+
+    nodes = [node(f"n{i:03d}") for i in range(250)]
+    fwk, snap = make_framework([_scored("F", f)], nodes=nodes)
+    algo = SchedulingAlgorithm(percentage_of_nodes_to_score=0)  # adaptive: 48% of 250 = 120
+    expected = [  # (first feasible, last feasible, rejected recorded, last rejected, next index)
+        ("n000", "n158", 40, "n159", 160),
+        ("n160", "n074", 46, "n075", 76),
+        ("n076", "n241", 46, "n239", 242),
+        ("n242", "n150", 40, "n151", 152),
+    ]
+    for first, last, n_rejected, last_rejected, next_index in expected:
+        feasible, diagnosis, _ = algo.find_nodes_that_fit_pod(fwk, CycleState(), pod(), snap)
+        assert len(feasible) == 120
+        assert (feasible[0].name, feasible[-1].name) == (first, last)
+        statuses = diagnosis.node_to_status
+        assert len(statuses) == n_rejected
+        assert statuses.get(last_rejected).reasons == ("no",)
+        assert statuses.get(feasible[-1].name).code == Code.UnschedulableAndUnresolvable
+        assert algo.next_start_node_index == next_index
+
+
+def test_without_score_plugins_the_first_feasible_node_is_enough() -> None:
+    seen: list[str] = []
+
+    def f(state: CycleState, p: object, ni: object) -> Status | None:
+        seen.append(ni.name)  # type: ignore[attr-defined]
+        return unschedulable("no") if ni.name == "n000" else None  # type: ignore[attr-defined]
+
+    nodes = [node(f"n{i:03d}") for i in range(200)]
+    fwk, snap = make_framework([Fake("F", [], filter=f)], nodes=nodes)
+    algo = SchedulingAlgorithm(percentage_of_nodes_to_score=0)
+    feasible, _, _ = algo.find_nodes_that_fit_pod(fwk, CycleState(), pod(), snap)
+    assert [ni.name for ni in feasible] == ["n001"] and seen == ["n000", "n001", "n002"]
+    assert algo.next_start_node_index == 2
 
 
 def test_one_feasible_node_is_chosen_without_scoring() -> None:

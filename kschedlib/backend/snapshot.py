@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Iterable, Sequence
 
 from kschedlib.api.node import Node
@@ -20,6 +21,7 @@ class Snapshot:
         "have_pods_with_required_anti_affinity_node_info_list",
         "used_pvc_set",
         "generation",
+        "positions",
     )
 
     def __init__(self) -> None:
@@ -29,6 +31,8 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
         self.used_pvc_set: set[str] = set()
         self.generation = 0
+        # Node name -> index in node_info_list (kept by rebuild_lists).
+        self.positions: dict[str, int] = {}
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -70,6 +74,7 @@ class Snapshot:
 
     def rebuild_lists(self) -> None:
         """Recompute the affinity lists and the used-PVC set from node_info_list."""
+        self.positions = {n.name: i for i, n in enumerate(self.node_info_list)}
         self.have_pods_with_affinity_node_info_list = [
             n for n in self.node_info_list if n.pods_with_affinity
         ]
@@ -77,6 +82,22 @@ class Snapshot:
             n for n in self.node_info_list if n.pods_with_required_anti_affinity
         ]
         self.used_pvc_set = {k for n in self.node_info_list for k in n.pvc_ref_counts}
+
+    def update_affinity_lists(
+        self, affinity: list[tuple[NodeInfo, bool]], anti_affinity: list[tuple[NodeInfo, bool]]
+    ) -> None:
+        """Add (True) or remove (False) NodeInfos to or from the affinity lists, keeping them
+        in node_info_list order: what rebuild_lists gives when only these nodes changed."""
+        pos = self.positions
+        for changes, lst in (
+            (affinity, self.have_pods_with_affinity_node_info_list),
+            (anti_affinity, self.have_pods_with_required_anti_affinity_node_info_list),
+        ):
+            for ni, present in changes:
+                if present:
+                    insort(lst, ni, key=lambda n: pos[n.name])
+                else:
+                    lst.remove(ni)
 
     # SharedLister
     def node_infos(self) -> Snapshot:

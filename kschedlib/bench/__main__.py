@@ -1,10 +1,15 @@
 """python -m kschedlib.bench SCENARIO.json [--limit N] | --workload dra-structured-500n
+python -m kschedlib.bench --suite DIR [--limit N | --quick] [--only NAME,...]
+python -m kschedlib.bench --placements SCENARIO.json PLACEMENTS.txt [--limit N]
 python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+
+QUICK_LIMIT = 50
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,6 +22,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m kschedlib.bench", description=__doc__)
     ap.add_argument("scenario", nargs="?", help="scenario JSON (conformance format)")
     ap.add_argument("--limit", type=int, help="schedule only the first N pending pods")
+    ap.add_argument("--suite", metavar="DIR", help="run every workload of DIR, one line each")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"with --suite: only the first {QUICK_LIMIT} pending pods (smoke test)")
+    ap.add_argument("--only", metavar="NAMES", help="with --suite: only these workloads "
+                    "(file names without .json, comma-separated)")
+    ap.add_argument("--placements", metavar="PLACEMENTS",
+                    help="compare the placements with this file ('namespace/name node' lines) "
+                    "and report the first differing pod")
+    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument(
         "--workload",
         choices=["anti-affinity-spread", "dra-structured-500n"],
@@ -26,11 +40,25 @@ def main(argv: list[str] | None = None) -> int:
         "running pods with allocated claims and 2500 pods with template claims to schedule",
     )
     args = ap.parse_args(args_in)
+    limit = args.limit or (QUICK_LIMIT if args.quick else None)
+    if args.suite:
+        from kschedlib.bench.suite import main as suite_main
+
+        return suite_main(args.suite, limit, args.only)
     if args.scenario is None and args.workload != "dra-structured-500n":
-        ap.error("a scenario file is needed unless --workload dra-structured-500n")
+        ap.error("a scenario file (or --suite DIR, or --workload dra-structured-500n) is needed")
+    if args.one and args.scenario:
+        from kschedlib.bench.suite import measure
+
+        print(json.dumps(measure(args.scenario, limit)))
+        return 0
+    if args.placements and args.scenario:
+        from kschedlib.bench.placements import main as placements_main
+
+        return placements_main(args.scenario, args.placements, limit)
     from kschedlib.bench.scheduling import run
 
-    run(args.scenario, args.limit, workload=args.workload)
+    run(args.scenario, limit, workload=args.workload)
     return 0
 
 

@@ -7,9 +7,11 @@ import sys
 import time
 from typing import Any
 
+import attrs
+
 from kschedlib.conformance.scenario import Scenario
 from kschedlib.framework.handle import FakeClock
-from kschedlib.results import Outcome
+from kschedlib.results import Outcome, SchedulingResult
 from kschedlib.scheduler import Scheduler
 
 
@@ -19,25 +21,56 @@ def peak_rss_mb() -> float:
     return rss / 1024 if sys.platform != "darwin" else rss / (1024 * 1024)
 
 
-def run(
-    path: str | None, limit: int | None = None, out: Any = None, workload: str | None = None
-) -> dict[str, float]:
-    """Schedule the scenario's pending pods (or a synthetic ``workload`` on its nodes)."""
-    out = out or sys.stdout
-    t0 = time.perf_counter()
+@attrs.define(slots=True)
+class BenchRun:
+    """One timed run: the scenario, its results in order, and the timings."""
+
+    scenario: Scenario
+    pending: int
+    results: list[SchedulingResult]
+    setup: float
+    wall: float
+
+    @property
+    def scheduled(self) -> int:
+        return sum(1 for r in self.results if r.outcome == Outcome.Scheduled)
+
+    @property
+    def pods_per_second(self) -> float:
+        """Scheduling attempts per second of the timed loop."""
+        return len(self.results) / self.wall if self.wall > 0 else 0.0
+
+    @property
+    def pending_per_second(self) -> float:
+        """Pending pods per second of the timed loop (a preempting pod counts once)."""
+        return self.pending / self.wall if self.wall > 0 else 0.0
+
+
+def load(path: str | None, workload: str | None = None) -> Scenario:
+    """The scenario file, or a synthetic ``workload`` (on its nodes, or on its own)."""
     if workload == "dra-structured-500n":
         from kschedlib.bench.workloads import dra_structured_scenario
 
-        scenario = dra_structured_scenario()
-    else:
-        if path is None:
-            raise ValueError("a scenario file is needed")
-        scenario = Scenario.load(path)
+        return dra_structured_scenario()
+    if path is None:
+        raise ValueError("a scenario file is needed")
+    scenario = Scenario.load(path)
     if workload == "anti-affinity-spread":
         from kschedlib.bench.workloads import anti_affinity_spread_pods, with_pending
 
         scenario = with_pending(scenario, anti_affinity_spread_pods(400, 5))
-    sched = Scheduler(scenario.config, clock=FakeClock(), seed=0, explain=False)
+    return scenario
+
+
+def schedule(
+    scenario: Scenario, limit: int | None = None, *, in_file_order: bool = False, **options: Any
+) -> BenchRun:
+    """Feed the scenario to a fresh Scheduler and time ``run()`` over its pending pods, or
+    with ``in_file_order`` one ``schedule_pod`` cycle per pending pod in file order (as
+    kube-scheduler's placement harness does)."""
+    t0 = time.perf_counter()
+    options.setdefault("seed", 0)
+    sched = Scheduler(scenario.config, clock=FakeClock(), explain=False, **options)
     for node in scenario.nodes:
         sched.add_node(node)
     for obj in scenario.other_objects():
@@ -49,15 +82,30 @@ def run(
         sched.add_pod(pod)
     setup = time.perf_counter() - t0
     t1 = time.perf_counter()
-    results = sched.run()
+    if in_file_order:
+        results = []
+        for pod in pending:
+            r = sched.schedule_pod(pod)
+            if r is not None:
+                results.append(r)
+    else:
+        results = sched.run()
     wall = time.perf_counter() - t1
-    scheduled = sum(1 for r in results if r.outcome == Outcome.Scheduled)
-    attempts = len(results)
-    pps = attempts / wall if wall > 0 else 0.0
-    print(f"scenario: {scenario.name} ({len(scenario.nodes)} nodes, {len(pending)} pending pods)", file=out)
-    print(f"setup: {setup:.2f} s", file=out)
+    return BenchRun(scenario, len(pending), results, setup, wall)
+
+
+def run(
+    path: str | None, limit: int | None = None, out: Any = None, workload: str | None = None
+) -> dict[str, float]:
+    """Schedule the scenario's pending pods (or a synthetic ``workload`` on its nodes)."""
+    out = out or sys.stdout
+    b = schedule(load(path, workload), limit)
+    scheduled = b.scheduled
+    attempts = len(b.results)
+    print(f"scenario: {b.scenario.name} ({len(b.scenario.nodes)} nodes, {b.pending} pending pods)", file=out)
+    print(f"setup: {b.setup:.2f} s", file=out)
     print(f"attempts: {attempts}, scheduled: {scheduled}, unschedulable: {attempts - scheduled}", file=out)
-    print(f"wall time: {wall:.2f} s", file=out)
+    print(f"wall time: {b.wall:.2f} s", file=out)
     print(f"peak memory: {peak_rss_mb():.0f} MB", file=out)
-    print(f"pods/second: {pps:.1f}", file=out)
-    return {"wall": wall, "pods_per_second": pps, "scheduled": scheduled}
+    print(f"pods/second: {b.pods_per_second:.1f}", file=out)
+    return {"wall": b.wall, "pods_per_second": b.pods_per_second, "scheduled": scheduled}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from operator import add
 from typing import Any
 
 import attrs
@@ -26,6 +27,7 @@ from kschedlib.framework.interface import (
     PreFilterResult,
     SharedLister,
 )
+from kschedlib.framework.node_local_cache import NodeLocalCache, Table, node_local_fragments
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import SKIP, Code, Status, from_exception
 from kschedlib.framework.types import NodeInfo, PodInfo
@@ -114,8 +116,11 @@ class Framework:
         feature_gates: FeatureGates | None = None,
         workload_manager: Any = None,
         pod_activator: Any = None,
+        node_local_cache: bool = True,
     ) -> None:
         self.profile = profile
+        # Stored node-local Filter/Score results (exact reuse; see node_local_cache.py).
+        self.node_local_cache: NodeLocalCache | None = NodeLocalCache() if node_local_cache else None
         # The one place plugins read gates from (feature.Features through the handle).
         self.feature_gates = feature_gates if feature_gates is not None else DEFAULT_FEATURE_GATES
         self.features = PluginFeatures.from_gates(self.feature_gates)
@@ -422,6 +427,45 @@ class Framework:
                 )
         return None
 
+    # --- SignPod ------------------------------------------------------------------------
+
+    def sign_pod(self, pod: Pod) -> tuple[Any, ...] | None:
+        """SignPod: the pod's signature from the fragments every enabled PreFilter, Filter,
+        PreScore and Score plugin returns, or None (unsignable) when one of them does not sign
+        it (no ``sign_pod`` method, or it returned None). Pods with equal signatures get equal
+        results from these plugins on equal nodes."""
+        fragments: list[tuple[str, Any]] = [("Spec.SchedulerName", pod.spec.scheduler_name)]
+        seen: set[str] = set()
+        for point in (self.pre_filter_plugins, self.filter_plugins, self.pre_score_plugins,
+                      self.score_plugins):
+            for pl in point:
+                name = pl.name
+                if name in seen:
+                    continue
+                seen.add(name)
+                sign = getattr(pl, "sign_pod", None)
+                if sign is None:
+                    return None
+                fragment = sign(pod)
+                if fragment is None:
+                    return None
+                fragments.append((name, fragment))
+        return tuple(fragments)
+
+    def node_local_filter_table(
+        self, pod: Pod, filters: Sequence[tuple[str, Any]]
+    ) -> tuple[int, Table | None]:
+        """How many leading ``filters`` are node-local and sign ``pod``, and the table of
+        their stored combined verdicts per node (None when there is nothing to store)."""
+        cache = self.node_local_cache
+        if cache is None or not filters:
+            return 0, None
+        plugins = self.plugins
+        frags = node_local_fragments([plugins[name] for name, _ in filters], pod)
+        if not frags:
+            return 0, None
+        return len(frags), cache.table(("filter", tuple(frags)))
+
     # --- Filter -------------------------------------------------------------------------
 
     def filter_functions(self, state: CycleState) -> list[tuple[str, Any]]:
@@ -555,35 +599,9 @@ class Framework:
     ) -> tuple[list[NodePluginScores], Status | None]:
         """Score, NormalizeScore, then weights. With ``detailed`` each node carries its
         per-plugin weighted scores; ``breakdown`` also records raw and normalized ones."""
-        skip = state.skip_score_plugins
-        plugins = [pl for pl in self.score_plugins if pl.name not in skip]
-        n = len(nodes)
-        totals = [0] * n
-        weighted_by_plugin: list[list[int]] = []
-        for pl in plugins:
-            name = pl.name
-            try:
-                out = self._score_one_plugin(pl, state, pod, nodes, breakdown)
-            except Exception as exc:  # a raising Score/NormalizeScore: the plugin's error
-                out = from_exception(exc, name)
-            if isinstance(out, Status):
-                return [], out
-            vals = out
-            if vals and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE):
-                bad = next(v for v in vals if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
-                return [], Status.error(
-                    f'applying score defaultWeights on Score plugins: plugin "{name}" '
-                    f"returns an invalid score {bad}, it should in the range of "
-                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                )
-            w = self.score_weights[name]
-            weighted = vals if w == 1 else [v * w for v in vals]
-            totals = [t + v for t, v in zip(totals, weighted, strict=True)]
-            weighted_by_plugin.append(weighted)
-        if breakdown is not None:
-            breakdown.plugins = [pl.name for pl in plugins]
-            breakdown.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
-        names = [pl.name for pl in plugins]
+        totals, names, weighted_by_plugin, st = self._score(state, pod, nodes, breakdown)
+        if st is not None:
+            return [], st
         if detailed:
             return [
                 NodePluginScores(
@@ -595,6 +613,120 @@ class Framework:
             ], None
         return [NodePluginScores(ni.name, [], totals[i]) for i, ni in enumerate(nodes)], None
 
+    def run_score_plugins_totals(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """The total weighted score of each node (in ``nodes`` order), as run_score_plugins
+        computes them, without building per-node result objects."""
+        totals, _, _, st = self._score(state, pod, nodes, None)
+        return totals, st
+
+    def _score(
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        breakdown: ScoreBreakdown | None,
+    ) -> tuple[list[int], list[str], list[list[int]], Status | None]:
+        skip = state.skip_score_plugins
+        plugins = [pl for pl in self.score_plugins if pl.name not in skip]
+        n = len(nodes)
+        totals = [0] * n
+        weighted_by_plugin: list[list[int]] = []
+        stored: dict[str, list[int]] = {}
+        if self.node_local_cache is not None and n > 1:
+            stored, st = self._node_local_raw_scores(state, pod, nodes, plugins)
+            if st is not None:
+                return [], [], [], st
+        for pl in plugins:
+            name = pl.name
+            try:
+                out = self._score_one_plugin(pl, state, pod, nodes, breakdown, stored.get(name))
+            except Exception as exc:  # a raising Score/NormalizeScore: the plugin's error
+                out = from_exception(exc, name)
+            if isinstance(out, Status):
+                return [], [], [], out
+            vals = out
+            if vals and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE):
+                bad = next(v for v in vals if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
+                return [], [], [], Status.error(
+                    f'applying score defaultWeights on Score plugins: plugin "{name}" '
+                    f"returns an invalid score {bad}, it should in the range of "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+            w = self.score_weights[name]
+            weighted = vals if w == 1 else [v * w for v in vals]
+            if len(weighted) != n:
+                return [], [], [], Status.error(
+                    f'running Score plugins: plugin "{name}" returned {len(weighted)} scores '
+                    f"for {n} nodes"
+                )
+            totals = list(map(add, totals, weighted))
+            weighted_by_plugin.append(weighted)
+        if breakdown is not None:
+            breakdown.plugins = [pl.name for pl in plugins]
+            breakdown.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
+        return totals, [pl.name for pl in plugins], weighted_by_plugin, None
+
+    def _node_local_raw_scores(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugins: Sequence[Any]
+    ) -> tuple[dict[str, list[int]], Status | None]:
+        """Raw scores of the node-local plugins that sign ``pod``, per plugin, from the
+        stored ones where the NodeInfo is unchanged and computed (and stored) elsewhere."""
+        assert self.node_local_cache is not None
+        frags: list[tuple[str, Any]] = []
+        cached: list[Any] = []
+        for pl in plugins:
+            if not getattr(pl, "node_local", False):
+                continue
+            sign = getattr(pl, "sign_pod", None)
+            fragment = sign(pod) if sign is not None else None
+            if fragment is not None:
+                frags.append((pl.name, fragment))
+                cached.append(pl)
+        if not cached:
+            return {}, None
+        table = self.node_local_cache.table(("score", tuple(frags)))
+        get = table.get
+        rows: list[Any] = [None] * len(nodes)
+        missing: list[int] = []
+        for i, ni in enumerate(nodes):
+            e = get(ni.name)
+            if e is not None and e[0] == ni.generation:
+                rows[i] = e[1]
+            else:
+                missing.append(i)
+        if missing:
+            miss_nodes = [nodes[i] for i in missing]
+            columns: list[list[int]] = []
+            for pl in cached:
+                batch = getattr(pl, "score_nodes", None)
+                try:
+                    if batch is not None:
+                        vals, st = batch(state, pod, miss_nodes)
+                    else:
+                        vals, st = [], None
+                        for ni in miss_nodes:
+                            score, st = pl.score(state, pod, ni)
+                            if st is not None and st.code != Code.Success:
+                                break
+                            vals.append(score)
+                except Exception as exc:  # a raising plugin: its error status
+                    st = from_exception(exc, pl.name)
+                if st is not None and st.code != Code.Success:
+                    return {}, Status.error(
+                        f'running Score plugins: plugin "{pl.name}" failed with: '
+                        f"{st.message()}",
+                        pl.name,
+                    )
+                columns.append(vals)
+            for j, i in enumerate(missing):
+                row = tuple(col[j] for col in columns)
+                rows[i] = row
+                ni = nodes[i]
+                table[ni.name] = (ni.generation, row)
+        return {pl.name: [r[k] for r in rows] for k, pl in enumerate(cached)}, None
+
     def _score_one_plugin(
         self,
         pl: Any,
@@ -602,15 +734,19 @@ class Framework:
         pod: Pod,
         nodes: Sequence[NodeInfo],
         breakdown: ScoreBreakdown | None,
+        stored: list[int] | None = None,
     ) -> list[int] | Status:
-        """One plugin's Score and NormalizeScore over ``nodes``: its scores, or the Error
-        status the cycle fails with (a raising plugin counts as its error status)."""
+        """One plugin's Score (unless ``stored`` has its raw scores) and NormalizeScore over
+        ``nodes``: its scores, or the Error status the cycle fails with (a raising plugin
+        counts as its error status)."""
         name = pl.name
         vals: list[int]
         st: Status | None
         try:
             batch = getattr(pl, "score_nodes", None)
-            if batch is not None:
+            if stored is not None:
+                vals, st = stored, None
+            elif batch is not None:
                 vals, st = batch(state, pod, nodes)
             else:
                 fn = pl.score

@@ -453,7 +453,9 @@ class Cache:
         """
         generation = snapshot.generation
         node_map = snapshot.node_info_map
-        update_all = update_affinity = update_anti_affinity = update_pvcs = False
+        update_all = update_pvcs = False
+        affinity: list[tuple[NodeInfo, bool]] = []  # nodes entering/leaving the affinity lists
+        anti_affinity: list[tuple[NodeInfo, bool]] = []
         item = self._head
         while item is not None:
             info = item.info
@@ -467,11 +469,11 @@ class Cache:
                     update_all = True
                     existing = node_map[name] = NodeInfo()
                 if bool(existing.pods_with_affinity) != bool(info.pods_with_affinity):
-                    update_affinity = True
+                    affinity.append((existing, bool(info.pods_with_affinity)))
                 if bool(existing.pods_with_required_anti_affinity) != bool(
                     info.pods_with_required_anti_affinity
                 ):
-                    update_anti_affinity = True
+                    anti_affinity.append((existing, bool(info.pods_with_required_anti_affinity)))
                 if not update_pvcs:
                     old, new = existing.pvc_ref_counts, info.pvc_ref_counts
                     if len(old) != len(new) or any(k not in old for k in new):
@@ -486,8 +488,11 @@ class Cache:
         if len(node_map) > tree.num_nodes:
             self._remove_deleted_nodes(snapshot)
             update_all = True
-        if update_all or update_affinity or update_anti_affinity or update_pvcs:
+        if update_all or update_pvcs:
             self._update_lists(snapshot, update_all)
+        elif affinity or anti_affinity:
+            # Only some nodes entered or left the affinity lists: patch them in place.
+            snapshot.update_affinity_lists(affinity, anti_affinity)
 
         if len(snapshot.node_info_list) != tree.num_nodes:
             msg = (

@@ -10,7 +10,7 @@ UnschedulableAndUnresolvable, as in v1.35."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -199,6 +199,10 @@ class DynamicResources:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: None (unsignable) when it would look beyond the node."""
+        return None if pod.spec.resource_claims else ()
 
     @property
     def _objects(self) -> Any:

@@ -3,7 +3,7 @@ the share of nodes that have it, mapped linearly from [23MB, 1000MB x containers
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -69,6 +69,12 @@ class ImageLocality:
     def name(self) -> str:
         return NAME
 
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: None (unsignable) when it would look beyond the node."""
+        return tuple(c.image for c in pod.spec.containers) + tuple(
+            c.image for c in pod.spec.init_containers
+        )
+
     def _pod_images(self, state: CycleState, pod: Pod) -> _PodImages:
         s = state.get(STATE_KEY)
         if isinstance(s, _PodImages):
@@ -99,16 +105,22 @@ class ImageLocality:
         """Score for every node at once (same result as ``score`` per node)."""
         s = self._pod_images(state, pod)
         names, num_nodes, count = s.names, s.total_num_nodes, len(s.names)
+        none = calculate_priority(0, count)  # a node holding none of the images
         out: list[int] = []
+        append = out.append
         for ni in nodes:
             image_states = ni.image_states
+            if not image_states:
+                append(none)
+                continue
             total = 0
-            if image_states:
-                for name in names:
-                    st = image_states.get(name)
-                    if st is not None:
-                        total += scaled_image_score(st, num_nodes)
-            out.append(calculate_priority(total, count))
+            found = False
+            for name in names:
+                st = image_states.get(name)
+                if st is not None:
+                    found = True
+                    total += scaled_image_score(st, num_nodes)
+            append(calculate_priority(total, count) if found else none)
         return out, None
 
     def score_extensions(self) -> ScoreExtensions | None:

@@ -3,7 +3,7 @@ terms and existing pods' anti-affinity), preferred terms score (interpodaffinity
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from kschedlib.api.node import Node
@@ -20,9 +20,15 @@ from kschedlib.framework.events import (
 )
 from kschedlib.framework.interface import NodeScore, PreFilterResult
 from kschedlib.framework.registry import PluginSpec
+from kschedlib.framework.signature import labels_fragment
 from kschedlib.framework.status import SKIP, Code, Status
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.plugins.interpodaffinity.args import InterPodAffinityArgs
+from kschedlib.plugins.interpodaffinity.counting import (
+    AffinityCounter,
+    TopologyScoreCounter,
+    counter_enabled,
+)
 from kschedlib.plugins.interpodaffinity.filtering import (
     PreFilterState,
     existing_anti_affinity_counts,
@@ -58,15 +64,25 @@ def _has_preferred_terms(pod: Pod) -> bool:
 class InterPodAffinity:
     """Checks required inter-pod affinity and anti-affinity and scores preferred terms."""
 
-    __slots__ = ("_handle", "args")
+    __slots__ = ("_counter", "_handle", "_score_counter", "args")
 
     def __init__(self, args: InterPodAffinityArgs, handle: Any) -> None:
         self.args = args
         self._handle = handle
+        # PreFilter counts kept up to date across cycles (None: recount every cycle).
+        self._counter = AffinityCounter() if counter_enabled(handle) else None
+        self._score_counter = TopologyScoreCounter() if counter_enabled(handle) else None
 
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: None (unsignable) when it would look beyond the node."""
+        aff = pod.spec.affinity
+        if aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None):
+            return None
+        return labels_fragment(pod)
 
     # --- PreFilter / Filter ---
 
@@ -83,12 +99,18 @@ class InterPodAffinity:
         affinity_terms = merge_terms(pi.required_affinity_terms, objects)
         anti_terms = merge_terms(pi.required_anti_affinity_terms, objects)
         ns_labels = namespace_labels(objects, pod.metadata.namespace)
-        existing = existing_anti_affinity_counts(
-            pod, ns_labels, lister.have_pods_with_required_anti_affinity_list()
-        )
+        counter = self._counter
+        with_anti = lister.have_pods_with_required_anti_affinity_list()
+        if counter is not None:
+            existing = counter.existing_anti_affinity_counts(pod, ns_labels, with_anti)
+        else:
+            existing = existing_anti_affinity_counts(pod, ns_labels, with_anti)
         if not existing and not affinity_terms and not anti_terms:
             return None, SKIP
-        affinity, anti = incoming_affinity_anti_affinity_counts(affinity_terms, anti_terms, nodes)
+        if counter is not None:
+            affinity, anti = counter.incoming_counts(affinity_terms, anti_terms, nodes)
+        else:
+            affinity, anti = incoming_affinity_anti_affinity_counts(affinity_terms, anti_terms, nodes)
         state.write(
             PRE_FILTER_STATE_KEY,
             PreFilterState(pod, affinity_terms, anti_terms, ns_labels, existing, affinity, anti),
@@ -144,7 +166,12 @@ class InterPodAffinity:
             if err is not None:  # PreFilter rejects it first, unless it did not run
                 return Status.error(f"failed to parse pod: {err}", NAME)
         pi = PodInfo.of(pod)
-        scores = compute_topology_score(
+        compute = (
+            compute_topology_score
+            if self._score_counter is None
+            else self._score_counter.compute_topology_score
+        )
+        scores = compute(
             pod,
             merge_weighted_terms(pi.preferred_affinity_terms, objects),
             merge_weighted_terms(pi.preferred_anti_affinity_terms, objects),

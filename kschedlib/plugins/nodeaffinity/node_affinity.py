@@ -3,7 +3,7 @@ affinity; Score by the weights of the matching preferred terms."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -171,6 +171,17 @@ class NodeAffinity:
     @property
     def name(self) -> str:
         return NAME
+
+    # Filter and raw Score depend only on the signed fragment and the NodeInfo.
+    node_local = True
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: the fields its Filter and Score read."""
+        aff = pod.spec.affinity
+        return (
+            tuple(sorted(pod.spec.node_selector.items())),
+            aff.node_affinity if aff is not None else None,
+        )
 
     # --- Filter ---
 

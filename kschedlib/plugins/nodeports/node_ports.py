@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -66,6 +66,13 @@ class NodePorts:
     @property
     def name(self) -> str:
         return NAME
+
+    # Filter and raw Score depend only on the signed fragment and the NodeInfo.
+    node_local = True
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: the fields its Filter and Score read."""
+        return _triples(get_host_ports(pod))
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -4,7 +4,7 @@ resources stay close to each other once the pod is placed."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from kschedlib.api.pod import Pod
@@ -81,6 +81,13 @@ class BalancedAllocation:
     @property
     def name(self) -> str:
         return NAME
+
+    # Filter and raw Score depend only on the signed fragment and the NodeInfo.
+    node_local = True
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: the fields its Filter and Score read."""
+        return tuple(self._scorer.pod_request_list(pod))
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         reqs = self._scorer.pod_request_list(pod)

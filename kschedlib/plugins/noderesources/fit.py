@@ -3,7 +3,7 @@ with the configured strategy (LeastAllocated, MostAllocated or RequestedToCapaci
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -194,7 +194,7 @@ def _build_scorer(strategy: ScoringStrategy) -> Scorer:
 class Fit:
     """The NodeResourcesFit plugin: PreFilter, Filter, PreScore, Score and queueing hints."""
 
-    __slots__ = ("_ignored", "_ignored_groups", "_scorer", "handle", "_pod_level")
+    __slots__ = ("_ignored", "_ignored_groups", "_memo", "_pod_level", "_scorer", "handle")
 
     def __init__(self, args: NodeResourcesFitArgs, handle: Any = None) -> None:
         self._pod_level = features_of(handle).enable_pod_level_resources
@@ -209,17 +209,33 @@ class Fit:
             pod_level=False,
         )
         self.handle = handle
+        # The last pod's request (pods are immutable; a cycle asks several times).
+        self._memo: tuple[Pod, Resource] | None = None
 
     @property
     def name(self) -> str:
         return NAME
+
+    # Filter and raw Score depend only on the signed fragment and the NodeInfo.
+    node_local = True
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: the fields its Filter and Score read."""
+        r = self._request(pod)
+        return (
+            r.milli_cpu,
+            r.memory,
+            r.ephemeral_storage,
+            tuple(sorted(r.scalar_resources.items())),
+            tuple(self._scorer.pod_request_list(pod)),
+        )
 
     # --- PreFilter / Filter ---
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        request = compute_pod_resource_request(pod, self._pod_level)
+        request = self._request(pod)
         scalars = tuple(
             (name, q)
             for name, q in sorted(request.scalar_resources.items())
@@ -227,6 +243,14 @@ class Fit:
         )
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(request, scalars))
         return None, None
+
+    def _request(self, pod: Pod) -> Resource:
+        memo = self._memo
+        if memo is not None and memo[0] is pod:
+            return memo[1]
+        request = compute_pod_resource_request(pod, self._pod_level)
+        self._memo = (pod, request)
+        return request
 
     def pre_filter_extensions(self) -> None:
         return None

@@ -158,6 +158,7 @@ class ResourceAllocationScorer:
 
     __slots__ = (
         "_fractions",
+        "_memo",
         "_weighted",
         "name",
         "pod_level",
@@ -182,9 +183,17 @@ class ResourceAllocationScorer:
         self.pod_level = pod_level
         self._weighted = scorer if isinstance(scorer, WeightedMean) else None
         self._fractions = scorer if isinstance(scorer, FractionScore) else None
+        self._memo: tuple[Pod, list[int]] | None = None
 
     def pod_request_list(self, pod: Pod) -> list[int]:
-        return pod_resource_request_list(pod, self.resources, self.use_requested, self.pod_level)
+        """The pod's requests per resource (remembered for the last pod: pods are immutable
+        and SignPod, PreScore and Score ask for the same pod in a cycle)."""
+        memo = self._memo
+        if memo is not None and memo[0] is pod:
+            return list(memo[1])
+        reqs = pod_resource_request_list(pod, self.resources, self.use_requested, self.pod_level)
+        self._memo = (pod, reqs)
+        return list(reqs)
 
     def terms(self, pod_requests_list: Sequence[int]) -> tuple[Term, ...]:
         return prepare_terms(self.resources, pod_requests_list)

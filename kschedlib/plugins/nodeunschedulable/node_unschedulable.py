@@ -3,6 +3,7 @@ the ``node.kubernetes.io/unschedulable:NoSchedule`` taint."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 from kschedlib.api.node import Node, Taint
@@ -42,6 +43,13 @@ class NodeUnschedulable:
     @property
     def name(self) -> str:
         return NAME
+
+    # Filter and raw Score depend only on the signed fragment and the NodeInfo.
+    node_local = True
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: the fields its Filter and Score read."""
+        return (pod.spec.tolerations,)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node

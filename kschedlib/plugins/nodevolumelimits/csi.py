@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -27,6 +27,7 @@ from kschedlib.framework.events import (
 )
 from kschedlib.framework.interface import PreFilterResult
 from kschedlib.framework.registry import PluginSpec
+from kschedlib.framework.signature import volumes_signable
 from kschedlib.framework.status import SKIP, Code, Status
 from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.volumebinding import csi_translation as trans
@@ -120,6 +121,10 @@ class CSILimits:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: None (unsignable) when it would look beyond the node."""
+        return () if volumes_signable(pod) else None
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

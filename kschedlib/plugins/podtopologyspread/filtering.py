@@ -16,6 +16,7 @@ from kschedlib.plugins.podtopologyspread.common import (
     count_pods_match_selector,
     node_labels_match_spread_constraints,
 )
+from kschedlib.plugins.podtopologyspread.counting import SpreadCounter
 
 MAX_INT32 = (1 << 31) - 1
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
@@ -121,12 +122,20 @@ class PreFilterState:
 
 
 def cal_pre_filter_state(
-    pod: Pod, constraints: Sequence[SpreadConstraint], all_nodes: Sequence[NodeInfo]
+    pod: Pod,
+    constraints: Sequence[SpreadConstraint],
+    all_nodes: Sequence[NodeInfo],
+    counter: SpreadCounter | None = None,
 ) -> PreFilterState:
     """Count, per constraint and topology value, the pods matching the constraint's selector
-    on the nodes that carry every topology key and pass the inclusion policies."""
+    on the nodes that carry every topology key and pass the inclusion policies (taken from
+    ``counter``, kept up to date across cycles, when given)."""
     if not constraints:
         return PreFilterState()
+    if counter is not None:
+        totals = counter.totals(pod, constraints, all_nodes, True)
+        if totals is not None:
+            return _state_from_counts(pod, constraints, [dict(m) for m in totals])
     ns = pod.metadata.namespace
     required = RequiredNodeAffinity.of(pod)
     counts: list[dict[str, int]] = [{} for _ in constraints]
@@ -144,6 +153,12 @@ def cal_pre_filter_state(
             n = count_pods_match_selector(ni.pods, c.selector, ns)
             m = counts[i]
             m[v] = m.get(v, 0) + n
+    return _state_from_counts(pod, constraints, counts)
+
+
+def _state_from_counts(
+    pod: Pod, constraints: Sequence[SpreadConstraint], counts: list[dict[str, int]]
+) -> PreFilterState:
     paths: list[CriticalPaths] = []
     for m in counts:
         p = CriticalPaths()

@@ -3,7 +3,7 @@ filter, ScheduleAnyway constraints score (podtopologyspread/plugin.go)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from kschedlib.api.node import Node
@@ -20,6 +20,7 @@ from kschedlib.framework.events import (
 )
 from kschedlib.framework.interface import NodeScore, PreFilterResult
 from kschedlib.framework.registry import PluginSpec
+from kschedlib.framework.signature import labels_fragment
 from kschedlib.framework.status import SKIP, Status
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.plugins.helper.spread import default_selector
@@ -34,6 +35,7 @@ from kschedlib.plugins.podtopologyspread.common import (
     node_labels_match_spread_constraints,
     pod_labels_match_spread_constraints,
 )
+from kschedlib.plugins.podtopologyspread.counting import SpreadCounter, counter_enabled
 from kschedlib.plugins.podtopologyspread.filtering import (
     PreFilterState,
     cal_pre_filter_state,
@@ -61,6 +63,7 @@ class PodTopologySpread:
 
     __slots__ = (
         "_cmp_ops",
+        "_counter",
         "_handle",
         "_match_label_keys",
         "default_constraints",
@@ -72,12 +75,20 @@ class PodTopologySpread:
         fts = features_of(handle)
         self._match_label_keys = fts.enable_match_label_keys_in_pod_topology_spread
         self._cmp_ops = fts.enable_taint_toleration_comparison_operators
+        # Counts kept up to date across cycles (None: recount every cycle).
+        self._counter = SpreadCounter() if counter_enabled(handle) else None
         self.default_constraints = args.effective_default_constraints()
         self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
 
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: None (unsignable) when it would look beyond the node."""
+        if pod.spec.topology_spread_constraints:
+            return None
+        return (labels_fragment(pod), pod.metadata.owner_references)
 
     # --- constraints ---
 
@@ -126,7 +137,7 @@ class PodTopologySpread:
         constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
         if not constraints:
             return None, SKIP
-        state.write(PRE_FILTER_STATE_KEY, cal_pre_filter_state(pod, constraints, nodes))
+        state.write(PRE_FILTER_STATE_KEY, cal_pre_filter_state(pod, constraints, nodes, self._counter))
         return None, None
 
     def pre_filter_extensions(self) -> PodTopologySpread:
@@ -176,7 +187,7 @@ class PodTopologySpread:
         if not constraints:
             return SKIP
         s = init_pre_score_state(constraints, nodes, require_all)
-        count_domains(s, pod, all_nodes, require_all)
+        count_domains(s, pod, all_nodes, require_all, self._counter)
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 

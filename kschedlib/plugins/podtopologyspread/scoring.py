@@ -17,6 +17,7 @@ from kschedlib.plugins.podtopologyspread.common import (
     count_pods_match_selector,
     node_labels_match_spread_constraints,
 )
+from kschedlib.plugins.podtopologyspread.counting import SpreadCounter
 
 INVALID_SCORE = -1
 
@@ -124,9 +125,20 @@ def count_domains(
     pod: Pod,
     all_nodes: Sequence[NodeInfo],
     require_all_topologies: bool,
+    counter: SpreadCounter | None = None,
 ) -> None:
-    """Add up, over all nodes, the matching pods of the topology values being scored."""
+    """Add up, over all nodes, the matching pods of the topology values being scored (from
+    ``counter``'s totals, kept up to date across cycles, when given)."""
     constraints = s.constraints
+    totals = (
+        None if counter is None
+        else counter.totals(pod, constraints, all_nodes, require_all_topologies)
+    )
+    if totals is not None:
+        for counts, total in zip(s.tp_value_to_pod_counts, totals, strict=True):
+            for value in counts:
+                counts[value] += total.get(value, 0)
+        return
     ns = pod.metadata.namespace
     required = RequiredNodeAffinity.of(pod)
     for ni in all_nodes:

@@ -5,7 +5,7 @@ the chosen bindings in memory; PreBind has no API to call and keeps them."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from kschedlib.api.pod import Pod
@@ -23,6 +23,7 @@ from kschedlib.framework.events import (
 )
 from kschedlib.framework.interface import MAX_NODE_SCORE, PreFilterResult
 from kschedlib.framework.registry import PluginSpec
+from kschedlib.framework.signature import volumes_signable
 from kschedlib.framework.status import SKIP, Code, Status
 from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.noderesources.args import MAX_CUSTOM_PRIORITY_SCORE
@@ -140,6 +141,10 @@ class VolumeBinding:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: None (unsignable) when it would look beyond the node."""
+        return () if volumes_signable(pod) else None
 
     # --- PreFilter ---
 

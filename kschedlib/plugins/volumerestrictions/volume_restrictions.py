@@ -3,7 +3,7 @@ mounted on the node, and a ReadWriteOncePod claim can serve a single pod in the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -21,6 +21,7 @@ from kschedlib.framework.events import (
 )
 from kschedlib.framework.interface import PreFilterResult
 from kschedlib.framework.registry import PluginSpec
+from kschedlib.framework.signature import volumes_signable
 from kschedlib.framework.status import SKIP, Code, Status
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.plugins.volumebinding.storage_helpers import (
@@ -137,6 +138,10 @@ class VolumeRestrictions:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: None (unsignable) when it would look beyond the node."""
+        return () if volumes_signable(pod) else None
 
     def _read_write_once_pod_pvcs(self, pod: Pod) -> frozenset[str] | str:
         """The names of the pod's ReadWriteOncePod claims, or the missing claim's error."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -19,6 +19,7 @@ from kschedlib.framework.events import (
 )
 from kschedlib.framework.interface import PreFilterResult
 from kschedlib.framework.registry import PluginSpec
+from kschedlib.framework.signature import volumes_signable
 from kschedlib.framework.status import SKIP, Code, Status
 from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.volumebinding.csi_translation import (
@@ -103,6 +104,10 @@ class VolumeZone:
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """SignPod: None (unsignable) when it would look beyond the node."""
+        return () if volumes_signable(pod) else None
 
     def get_pv_by_pod(self, pod: Pod) -> tuple[tuple[PVTopology, ...], Status | None]:
         """getPVbyPod: the topologies of the pod's PVs; unbound WaitForFirstConsumer claims

@@ -1,0 +1,62 @@
+"""Exact reuse of node-local Filter verdicts and raw Scores across scheduling cycles.
+
+A plugin is *node-local* (``node_local = True``) when its Filter status and raw Score for a
+node depend only on the fragment its ``sign_pod(pod)`` returns and on the NodeInfo. Such
+results are kept per (plugins' fragments, node name) together with the NodeInfo generation
+they were computed at; every NodeInfo change takes a fresh, process-wide generation, so a
+stored result is used only for the very NodeInfo content it was computed from. This goes
+beyond kube-scheduler (which recomputes), and gives bit-for-bit what recomputation gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+Table = dict[str, tuple[int, Any]]
+"""node name -> (NodeInfo generation, stored result)."""
+
+DEFAULT_MAX_TABLES = 16
+
+
+class NodeLocalCache:
+    """Result tables per signature key, the least recently used dropped beyond ``max_tables``."""
+
+    __slots__ = ("_tables", "max_tables")
+
+    def __init__(self, max_tables: int = DEFAULT_MAX_TABLES) -> None:
+        self._tables: dict[Hashable, Table] = {}
+        self.max_tables = max_tables
+
+    def table(self, key: Hashable) -> Table:
+        tables = self._tables
+        t = tables.pop(key, None)
+        if t is None:
+            t = {}
+            if len(tables) >= self.max_tables:
+                del tables[next(iter(tables))]
+        tables[key] = t  # most recently used last
+        return t
+
+    def clear(self) -> None:
+        self._tables.clear()
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+
+def node_local_fragments(plugins: Sequence[Any], pod: Any) -> list[tuple[str, Hashable]]:
+    """The (name, fragment) of the leading node-local plugins that sign ``pod``: the run of
+    ``plugins`` whose results can be stored, stopping at the first that cannot."""
+    out: list[tuple[str, Hashable]] = []
+    for pl in plugins:
+        if not getattr(pl, "node_local", False):
+            break
+        sign = getattr(pl, "sign_pod", None)
+        if sign is None:
+            break
+        fragment = sign(pod)
+        if fragment is None:
+            break
+        out.append((pl.name, fragment))
+    return out

@@ -1,0 +1,171 @@
+"""Matching-pod counts per topology value over all nodes, kept up to date incrementally.
+
+PreFilter and PreScore add up, over every node of the snapshot, the pods matching each
+constraint's selector per topology value. Each node's share depends only on the pod's
+namespace, constraints, required node affinity and tolerations, and on the NodeInfo; so the
+shares are kept per such key with the NodeInfo generation they were taken at, and from one
+cycle to the next only the nodes whose generation changed are counted again. The totals come
+out as recounting gives them, keys in the same (first seen) order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from kschedlib.api.pod import Pod
+from kschedlib.framework.seen_keys import SeenKeys
+from kschedlib.framework.types import NodeInfo
+from kschedlib.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
+from kschedlib.plugins.podtopologyspread.common import (
+    SpreadConstraint,
+    count_pods_match_selector,
+    node_labels_match_spread_constraints,
+)
+
+Share = tuple[tuple[str, int] | None, ...] | None
+"""A node's share: None when the node counts for no constraint, else per constraint the
+(topology value, matching pods) or None when the inclusion policies leave the node out."""
+
+MAX_ENTRIES = 8
+
+
+def node_share(
+    pod: Pod,
+    constraints: Sequence[SpreadConstraint],
+    required: RequiredNodeAffinity,
+    namespace: str,
+    ni: NodeInfo,
+    require_all: bool,
+) -> Share:
+    node = ni.node
+    if node is None:
+        return None
+    labels = node.metadata.labels
+    if require_all and not node_labels_match_spread_constraints(labels, constraints):
+        return None
+    out: list[tuple[str, int] | None] = []
+    for c in constraints:
+        if not c.match_node_inclusion_policies(pod, node, required):
+            out.append(None)
+            continue
+        out.append(
+            (labels.get(c.topology_key, ""), count_pods_match_selector(ni.pods, c.selector, namespace))
+        )
+    return tuple(out)
+
+
+def _same_domains(a: Share, b: Share) -> bool:
+    """Whether two shares count into the same topology values (only the numbers differ)."""
+    if a is None or b is None:
+        return a is b
+    for x, y in zip(a, b, strict=True):
+        if x is None or y is None:
+            if x is not y:
+                return False
+        elif x[0] != y[0]:
+            return False
+    return True
+
+
+def _totals(shares: Sequence[Share], k: int) -> list[dict[str, int]]:
+    totals: list[dict[str, int]] = [{} for _ in range(k)]
+    for share in shares:
+        if share is None:
+            continue
+        for i, x in enumerate(share):
+            if x is not None:
+                m = totals[i]
+                v = x[0]
+                m[v] = m.get(v, 0) + x[1]
+    return totals
+
+
+class _Entry:
+    __slots__ = ("nodes", "gens", "shares", "totals")
+
+    def __init__(
+        self, nodes: list[NodeInfo], gens: list[int], shares: list[Share], totals: list[dict[str, int]]
+    ) -> None:
+        self.nodes = nodes
+        self.gens = gens
+        self.shares = shares
+        self.totals = totals
+
+
+class SpreadCounter:
+    """Per (pod key, constraints) the node shares and their totals; see the module doc."""
+
+    __slots__ = ("_entries", "_seen")
+
+    def __init__(self) -> None:
+        self._entries: dict[Hashable, _Entry] = {}
+        self._seen = SeenKeys()
+
+    def totals(
+        self,
+        pod: Pod,
+        constraints: Sequence[SpreadConstraint],
+        all_nodes: Sequence[NodeInfo],
+        require_all: bool,
+    ) -> list[dict[str, int]] | None:
+        """Per constraint, matching pods per topology value over ``all_nodes`` (shared
+        dicts: copy before changing them); None the first time a key is seen (count
+        directly then: keeping counts pays off only for a key that comes back)."""
+        ns = pod.metadata.namespace
+        spec = pod.spec
+        aff = spec.affinity
+        key = (
+            ns,
+            tuple(constraints),
+            require_all,
+            tuple(sorted(spec.node_selector.items())),
+            aff.node_affinity if aff is not None else None,
+            spec.tolerations,
+        )
+        entries = self._entries
+        if key not in entries and self._seen.first_sight(key):
+            return None
+        required = RequiredNodeAffinity.of(pod)
+        k = len(constraints)
+        entry = entries.pop(key, None)
+        if entry is not None and len(entry.nodes) == len(all_nodes):
+            refs, gens, shares, totals = entry.nodes, entry.gens, entry.shares, entry.totals
+            rebuild = False
+            for i, ni in enumerate(all_nodes):
+                if ni.generation == gens[i] and ni is refs[i]:
+                    continue
+                if ni is not refs[i]:
+                    entry = None
+                    break
+                new = node_share(pod, constraints, required, ns, ni, require_all)
+                old = shares[i]
+                if not rebuild and _same_domains(old, new):
+                    if new is not None and old is not None:
+                        for j, x in enumerate(new):
+                            if x is not None:
+                                y = old[j]
+                                assert y is not None
+                                if x[1] != y[1]:
+                                    totals[j][x[0]] += x[1] - y[1]
+                else:
+                    rebuild = True
+                shares[i] = new
+                gens[i] = ni.generation
+            if entry is not None and rebuild:
+                entry.totals = _totals(shares, k)
+        else:
+            entry = None
+        if entry is None:
+            nodes = list(all_nodes)
+            shares = [node_share(pod, constraints, required, ns, ni, require_all) for ni in nodes]
+            entry = _Entry(nodes, [ni.generation for ni in nodes], shares, _totals(shares, k))
+            if len(entries) >= MAX_ENTRIES:
+                del entries[next(iter(entries))]
+        entries[key] = entry
+        return entry.totals
+
+
+def counter_enabled(handle: Any) -> bool:
+    """Whether the framework reuses results across cycles (the Scheduler's switch)."""
+    return getattr(handle, "node_local_cache", None) is not None

@@ -1,0 +1,197 @@
+"""The node-local result cache and the incrementally kept PodTopologySpread and
+InterPodAffinity counts give bit-for-bit what recomputation gives: random workloads
+scheduled with and without it, every decision, verdict and score compared."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kschedlib import FakeClock, Node, Pod, Scheduler
+from kschedlib.framework.node_local_cache import NodeLocalCache
+
+ZONES = ("z1", "z2", "z3")
+CPUS = ("100m", "250m", "500m", "1")
+MEMS = ("128Mi", "500Mi", "1Gi")
+
+
+def make_node(i: int, cpu: int, zone: str, taint: str | None, unschedulable: bool) -> Node:
+    spec: dict[str, Any] = {"unschedulable": unschedulable}
+    if taint:
+        spec["taints"] = [{"key": "dedicated", "value": "x", "effect": taint}]
+    name = f"n{i:03d}"
+    labels = {"kubernetes.io/hostname": name, "tier": "a" if i % 2 else "b"}
+    if i % 17 != 5:  # a few nodes without a zone: left out of zone spreading
+        labels["topology.kubernetes.io/zone"] = zone
+    return Node.from_dict({
+        "metadata": {"name": name, "labels": labels},
+        "spec": spec,
+        "status": {"allocatable": {"cpu": str(cpu), "memory": "8Gi", "pods": "20"},
+                   "images": [{"names": ["img:1"], "sizeBytes": 300 * 1024 * 1024}]
+                   if i % 3 == 0 else []},
+    })
+
+
+@st.composite
+def pod_templates(draw: st.DrawFn) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": draw(st.sampled_from(["img:1", "img:2"])),
+                        "resources": {"requests": {"cpu": draw(st.sampled_from(CPUS)),
+                                                   "memory": draw(st.sampled_from(MEMS))}}}],
+        "priority": draw(st.sampled_from([0, 0, 10])),
+    }
+    if draw(st.booleans()):
+        spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+    if draw(st.integers(0, 3)) == 0:
+        spec["nodeSelector"] = {"tier": draw(st.sampled_from(["a", "b"]))}
+    if draw(st.booleans()):
+        spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": draw(st.integers(1, 100)),
+             "preference": {"matchExpressions": [{"key": "topology.kubernetes.io/zone",
+                                                  "operator": "In",
+                                                  "values": [draw(st.sampled_from(ZONES))]}]}}]}}
+    if draw(st.integers(0, 4)) == 0:
+        spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    kind = draw(st.integers(0, 7))
+    if kind == 3:
+        spec.setdefault("affinity", {})["podAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}},
+                 "topologyKey": "topology.kubernetes.io/zone"}]}
+    elif kind == 4:
+        spec.setdefault("affinity", {})["podAntiAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}}, "namespaceSelector": {},
+                 "topologyKey": draw(st.sampled_from(["kubernetes.io/hostname",
+                                                      "topology.kubernetes.io/zone"]))}]}
+    elif kind in (5, 6):
+        which = "podAffinity" if kind == 5 else "podAntiAffinity"
+        spec.setdefault("affinity", {})[which] = {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": draw(st.integers(1, 100)),
+                 "podAffinityTerm": {
+                     "labelSelector": {"matchLabels": {"app": "web"}},
+                     "topologyKey": draw(st.sampled_from(["kubernetes.io/hostname",
+                                                          "topology.kubernetes.io/zone"]))}}]}
+    elif kind == 0:
+        spec.setdefault("affinity", {})["podAntiAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}},
+                 "topologyKey": "kubernetes.io/hostname"}]}
+    elif kind in (1, 2):
+        spec["topologySpreadConstraints"] = [
+            {"maxSkew": draw(st.integers(1, 2)),
+             "topologyKey": draw(st.sampled_from(["topology.kubernetes.io/zone",
+                                                  "topology.kubernetes.io/zone",
+                                                  "kubernetes.io/hostname"])),
+             "whenUnsatisfiable": draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])),
+             "nodeAffinityPolicy": draw(st.sampled_from(["Honor", "Ignore"])),
+             "nodeTaintsPolicy": draw(st.sampled_from(["Honor", "Ignore"])),
+             "labelSelector": {"matchLabels": {"app": "web"}}}]
+    return spec
+
+
+@st.composite
+def workloads(draw: st.DrawFn) -> dict[str, Any]:
+    n_nodes = draw(st.integers(101, 130))  # over 100: adaptive sampling and the start index
+    nodes = [
+        (i, draw(st.sampled_from([2, 4])), ZONES[i % 3],
+         draw(st.sampled_from([None, None, None, "NoSchedule", "PreferNoSchedule"])),
+         draw(st.integers(0, 15)) == 0)
+        for i in range(n_nodes)
+    ]
+    templates = draw(st.lists(pod_templates(), min_size=1, max_size=4))
+    n_pods = draw(st.integers(20, 60))
+    pods = [(draw(st.integers(0, len(templates) - 1)), draw(st.booleans())) for _ in range(n_pods)]
+    # Events between cycles: (after pod index, kind, target)
+    events = draw(st.lists(
+        st.tuples(st.integers(0, n_pods), st.sampled_from(["relabel", "taint", "delete", "delete"]),
+                  st.integers(0, n_nodes - 1)), max_size=6))
+    return {"nodes": nodes, "templates": templates, "pods": pods, "events": events}
+
+
+def run(w: dict[str, Any], cache: bool, explain: bool) -> list[Any]:
+    sched = Scheduler(clock=FakeClock(), seed=7, explain=explain, node_local_cache=cache)
+    for args in w["nodes"]:
+        sched.add_node(make_node(*args))
+    out: list[Any] = []
+    bound: list[str] = []
+    for idx, (t, web) in enumerate(w["pods"]):
+        for after, kind, target in w["events"]:
+            if after != idx:
+                continue
+            i, cpu, zone, taint, unsched = w["nodes"][target]
+            if kind == "relabel":
+                sched.update_node(make_node(i, cpu, ZONES[(ZONES.index(zone) + 1) % 3], taint,
+                                            unsched))
+            elif kind == "taint":
+                sched.update_node(make_node(i, cpu, zone, "NoSchedule" if not taint else None,
+                                            unsched))
+            elif bound:
+                sched.delete_pod(bound.pop(0))
+        labels = {"app": "web"} if web else {"app": f"other-{idx}"}
+        sched.add_pod(Pod.from_dict({
+            "metadata": {"name": f"p{idx:03d}", "namespace": "default", "uid": f"u{idx}",
+                         "labels": labels},
+            "spec": w["templates"][t],
+        }))
+        for r in sched.run():
+            if r.node and r.outcome.value == "Scheduled":
+                bound.append(r.pod.key)
+            out.append((r.pod.key, r.outcome.value, r.node, r.message, r.nominated_node,
+                        tuple(v.key for v in r.victims),
+                        r.explanation.to_dict() if r.explanation is not None else None))
+    out.append(sched.algorithm.next_start_node_index)
+    return out
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads())
+def test_same_decisions_verdicts_and_scores_with_and_without_reuse(w: dict[str, Any]) -> None:
+    with_cache = run(w, cache=True, explain=True)
+    assert with_cache == run(w, cache=False, explain=True)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads())
+def test_totals_only_path_decides_as_the_detailed_one(w: dict[str, Any]) -> None:
+    """Without explanations the cycle keeps totals only (and the cache): same decisions and
+    the same random tie-breaks as the detailed path without the cache."""
+    fast = [r[:6] if isinstance(r, tuple) else r for r in run(w, cache=True, explain=False)]
+    slow = [r[:6] if isinstance(r, tuple) else r for r in run(w, cache=False, explain=True)]
+    assert fast == slow
+
+
+def test_tables_are_bounded_least_recently_used_first() -> None:
+    c = NodeLocalCache(max_tables=2)
+    a = c.table("a")
+    a["n"] = (1, None)
+    c.table("b")
+    assert c.table("a") is a  # touched: now the most recent
+    c.table("c")  # drops "b"
+    assert len(c) == 2 and c.table("a") is a and c.table("b") == {}
+
+
+def test_stored_verdicts_are_used_only_for_the_same_node_generation() -> None:
+    sched = Scheduler(clock=FakeClock(), seed=1, explain=False)
+    for i in range(3):
+        sched.add_node(make_node(i, 2, "z1", None, False))
+    fwk = sched.frameworks["default-scheduler"]
+    assert fwk.node_local_cache is not None
+
+    def add(i: int) -> str | None:
+        sched.add_pod(Pod.from_dict({
+            "metadata": {"name": f"p{i}", "namespace": "default", "uid": f"u{i}"},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1500m"}}}]},
+        }))
+        (r,) = sched.run()
+        return r.node
+
+    assert add(0) == "n000"
+    assert len(fwk.node_local_cache) == 2  # one filter table, one score table
+    # n000 changed (a pod on it): its stored verdict is stale and recomputed; the others hold.
+    assert add(1) == "n001"
+    assert add(2) == "n002"
+    assert add(3) is None  # every node is full now: recomputed, not a stale "fits"
