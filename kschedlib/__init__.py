@@ -94,6 +94,16 @@ from kschedlib.results import (
     SchedulingResult,
 )
 from kschedlib.scheduler import AcceptingBinder, Binder, Scheduler
+from kschedlib.whatif import (
+    CapacityReport,
+    DrainReport,
+    PodDrainResult,
+    RemovableNode,
+    RemovableNodesReport,
+    Transaction,
+    TransactionError,
+    Verdict,
+)
 
 __version__ = "0.1.0"
 
@@ -108,6 +118,7 @@ __all__ = [
     "BindPlugin",
     "Binder",
     "CacheError",
+    "CapacityReport",
     "Cluster",
     "ClusterEvent",
     "ClusterEventWithHint",
@@ -116,6 +127,7 @@ __all__ = [
     "CycleState",
     "Diagnosis",
     "DrainOptions",
+    "DrainReport",
     "DrainResult",
     "EnqueueExtensions",
     "Event",
@@ -153,6 +165,7 @@ __all__ = [
     "PluginFeatures",
     "PluginSpec",
     "Pod",
+    "PodDrainResult",
     "PodInfo",
     "PostBindPlugin",
     "PostFilterPlugin",
@@ -172,6 +185,8 @@ __all__ = [
     "QueueingHint",
     "RealClock",
     "Registry",
+    "RemovableNode",
+    "RemovableNodesReport",
     "ReservePlugin",
     "Resource",
     "SchedulerMetrics",
@@ -182,6 +197,9 @@ __all__ = [
     "Snapshot",
     "Status",
     "TaintEvictionController",
+    "Transaction",
+    "TransactionError",
+    "Verdict",
     "Workload",
     "WorkloadReference",
     "expand_workloads",

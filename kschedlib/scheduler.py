@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -64,8 +64,20 @@ from kschedlib.schedule_one import ScheduleResult, SchedulingAlgorithm, Scheduli
 
 if TYPE_CHECKING:
     from kschedlib.eviction.controller import Evictions
+    from kschedlib.whatif.fork import Transaction
+    from kschedlib.whatif.reports import (
+        CapacityReport,
+        DrainReport,
+        RemovableNodesReport,
+        Verdict,
+    )
 
 UNSCHEDULABLE_LEFTOVER_FLUSH_PERIOD = 30.0
+
+# Constructor arguments fork() passes itself rather than copying from the parent.
+_FORK_OWN_ARGS = frozenset(
+    {"self", "config", "binder", "clock", "host_hooks", "plugins", "explain", "_registry"}
+)
 
 
 def _as_pod(obj: Any) -> Pod:
@@ -131,7 +143,9 @@ class _Hooks:
     def delete_pod(self, pod: Pod, reason: str) -> None:
         s = self._sched
         s._victims.append(pod)
-        if s._host_hooks is not None:
+        if s._txns:  # inside a transaction: recorded, delivered on commit
+            s._txns[-1].evictions.append((pod, reason))
+        elif s._host_hooks is not None:
             s._host_hooks.delete_pod(pod, reason)
         s.delete_pod(pod)
 
@@ -143,7 +157,11 @@ class _Hooks:
             s._set_pending(current.with_nominated_node_name(""))
 
     def bind(self, pod: Pod, node_name: str) -> None:
-        self._sched._binder.bind(pod, node_name)
+        s = self._sched
+        if s._txns:  # inside a transaction: recorded, delivered on commit
+            s._txns[-1].bindings.append((pod, node_name))
+            return
+        s._binder.bind(pod, node_name)
 
     def update_object(self, obj: Any) -> None:
         """An API write by a plugin (DynamicResources' claim status), applied as the informer
@@ -169,13 +187,22 @@ class Scheduler:
         explain: bool | Iterable[str] = True,
         feature_gates: FeatureGates | Mapping[str, bool] | str | None = None,
         node_local_cache: bool = True,
+        _registry: Registry | None = None,
     ) -> None:
+        # What fork() needs to build an equal scheduler: every constructor argument but those
+        # it sets itself (any argument added later is carried over too).
+        self._init_kwargs: dict[str, Any] = {
+            k: v for k, v in locals().items() if k not in _FORK_OWN_ARGS
+        }
+        self._txns: list[Transaction] = []
         # One FeatureGates value per scheduler: config defaulting, frameworks (plugins) and the
         # queue read it; nothing is global.
         self.feature_gates = FeatureGates.of(feature_gates)
         gates = self.feature_gates
         registry = in_tree_registry()
-        if plugins:
+        if _registry is not None:
+            registry = _registry
+        elif plugins:
             extra = Registry()
             for name, f in plugins.items():
                 if isinstance(f, PluginSpec):
@@ -1022,3 +1049,81 @@ class Scheduler:
 
     def waiting_pods(self) -> list[Pod]:
         return [pb.assumed for pb in self._waiting.values()]
+
+    # ------------------------------------------------------------------ what-if
+
+    def fork(
+        self,
+        *,
+        binder: Binder | None = None,
+        host_hooks: HostHooks | None = None,
+        clock: Any = None,
+    ) -> Scheduler:
+        """An independent scheduler with the same cluster, queue, nominations, config, plugin
+        state and clock time; changes to one never show in the other.
+
+        Copy-on-write: forking is cheap and memory grows with what either side changes. The
+        fork binds with ``binder`` (default: accept every binding) and reports to
+        ``host_hooks`` (default: none), so it never touches the host's world; its clock is a
+        ``clone()`` of this one's (a FakeClock at the same time) unless ``clock`` is given.
+        Custom plugins take part by implementing ``clone(handle) -> plugin``; without it the
+        fork builds a fresh instance with the plugin's factory.
+        """
+        from kschedlib.whatif.fork import fork_scheduler
+
+        return fork_scheduler(self, binder=binder, host_hooks=host_hooks, clock=clock)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """Everything done inside (events, scheduling, preemption victims, bindings) is rolled
+        back when the block ends, unless ``commit()`` was called on the yielded transaction;
+        an exception always rolls back. Binder calls and victim deletions made inside are
+        recorded on the transaction and delivered to the host's binder and hooks only when
+        the outermost transaction commits. Transactions nest. After a rollback, objects taken
+        from the scheduler before (``sched.queue``, ``sched.cache``) are stale: read them again.
+        """
+        from kschedlib.whatif.fork import begin
+
+        txn = begin(self)
+        try:
+            yield txn
+        except BaseException:
+            txn.committed = False
+            txn._close()
+            raise
+        txn._close()
+
+    def can_schedule(self, pod: Pod | str) -> Verdict:
+        """Would ``pod`` be scheduled now, where and why; if not, the FitError text and what
+        preemption would do. Computed in a fork: nothing is bound, evicted or nominated here."""
+        from kschedlib.whatif.questions import can_schedule
+
+        return can_schedule(self, pod)
+
+    def capacity(self, pod: Pod, *, limit: int | None = None) -> CapacityReport:
+        """How many replicas of ``pod`` fit when created one after another (cluster-capacity),
+        where they go, and the FitError of the first that did not fit."""
+        from kschedlib.whatif.capacity import capacity
+
+        return capacity(self, pod, limit=limit)
+
+    def simulate_drain(self, node_names: Iterable[str]) -> DrainReport:
+        """Can these nodes be removed? cluster-autoscaler's drainability rules, then the
+        movable pods scheduled onto the remaining nodes in a fork."""
+        from kschedlib.whatif.drain import simulate_drain
+
+        return simulate_drain(self, list(node_names))
+
+    def removable_nodes(self, candidates: Iterable[str] | None = None) -> RemovableNodesReport:
+        """Nodes that can be removed one after another (each drain simulated on the cluster
+        left by the previous removals), in cluster-autoscaler's scale-down order."""
+        from kschedlib.whatif.drain import removable_nodes
+
+        return removable_nodes(self, None if candidates is None else list(candidates))
+
+    def add_nodes_like(self, node: Node | str, count: int, *, prefix: str | None = None) -> list[Node]:
+        """Add ``count`` copies of a node (or of the named node) with unique names and
+        hostname labels, for scale-up what-ifs (usually on a fork); returns them."""
+        from kschedlib.whatif.nodes import add_nodes_like
+
+        return add_nodes_like(self, node, count, prefix=prefix)

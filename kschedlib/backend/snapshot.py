@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.backend.cache.node_tree import NodeTree
-from kschedlib.framework.types import ImageStateSummary, NodeInfo, PodInfo
+from kschedlib.framework.types import ImageStateSummary, NodeInfo, PodInfo, next_generation
 
 
 class Snapshot:
@@ -22,6 +22,7 @@ class Snapshot:
         "used_pvc_set",
         "generation",
         "positions",
+        "shared_generation",
     )
 
     def __init__(self) -> None:
@@ -33,6 +34,9 @@ class Snapshot:
         self.generation = 0
         # Node name -> index in node_info_list (kept by rebuild_lists).
         self.positions: dict[str, int] = {}
+        # Entries with a generation at or below this are shared with a fork: the cache
+        # replaces them (``unshare``) instead of updating them in place.
+        self.shared_generation = 0
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -82,6 +86,48 @@ class Snapshot:
             n for n in self.node_info_list if n.pods_with_required_anti_affinity
         ]
         self.used_pvc_set = {k for n in self.node_info_list for k in n.pvc_ref_counts}
+
+    def share_into(self, new: Snapshot) -> None:
+        """Make ``new`` equal to this snapshot, sharing the NodeInfos copy-on-write (both
+        snapshots replace a shared entry instead of writing it: see ``unshare``)."""
+        mark = next_generation()
+        self.shared_generation = mark
+        new.node_info_map = dict(self.node_info_map)
+        new.node_info_list = list(self.node_info_list)
+        new.have_pods_with_affinity_node_info_list = list(
+            self.have_pods_with_affinity_node_info_list
+        )
+        new.have_pods_with_required_anti_affinity_node_info_list = list(
+            self.have_pods_with_required_anti_affinity_node_info_list
+        )
+        new.used_pvc_set = set(self.used_pvc_set)
+        new.generation = self.generation
+        new.shared_generation = mark
+        new.positions = dict(self.positions)
+
+    def unshare(self, name: str, old: NodeInfo) -> NodeInfo:
+        """Replace the shared entry ``old`` of ``name`` by a private shallow copy everywhere it
+        is listed, and return the copy (which the caller then updates in place)."""
+        new = NodeInfo.__new__(NodeInfo)
+        for slot in NodeInfo.__slots__:
+            setattr(new, slot, getattr(old, slot))
+        self.node_info_map[name] = new
+        lst = self.node_info_list
+        i = self.positions.get(name)
+        if i is None or i >= len(lst) or lst[i] is not old:
+            i = next((k for k, ni in enumerate(lst) if ni is old), None)
+        if i is not None:
+            lst[i] = new
+        for aff in (
+            self.have_pods_with_affinity_node_info_list,
+            self.have_pods_with_required_anti_affinity_node_info_list,
+        ):
+            if aff:
+                for k, ni in enumerate(aff):
+                    if ni is old:
+                        aff[k] = new
+                        break
+        return new
 
     def update_affinity_lists(
         self, affinity: list[tuple[NodeInfo, bool]], anti_affinity: list[tuple[NodeInfo, bool]]

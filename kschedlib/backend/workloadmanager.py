@@ -73,6 +73,19 @@ class WorkloadManager:
         self._groups: dict[PodGroupKey, PodGroupState] = {}
         self._key_of_uid: dict[str, PodGroupKey] = {}
 
+    def copy_from(self, other: WorkloadManager) -> None:
+        """Take a copy of ``other``'s pod groups (scheduler forks)."""
+        self._groups = {
+            k: attrs.evolve(
+                g,
+                all_pods=dict(g.all_pods),
+                assumed_pods=set(g.assumed_pods),
+                scheduled_pods=set(g.scheduled_pods),
+            )
+            for k, g in other._groups.items()
+        }
+        self._key_of_uid = dict(other._key_of_uid)
+
     def add_pod(self, pod: Pod) -> None:
         """A pod with a workloadRef appeared or changed (assigned pods count as scheduled)."""
         key = PodGroupKey.of(pod)

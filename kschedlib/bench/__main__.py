@@ -1,7 +1,10 @@
 """python -m kschedlib.bench SCENARIO.json [--limit N] | --workload dra-structured-500n
 python -m kschedlib.bench --suite DIR [--limit N | --quick] [--only NAME,...]
 python -m kschedlib.bench --placements SCENARIO.json PLACEMENTS.txt [--limit N]
-python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]"""
+python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]
+python -m kschedlib.bench --fork SCENARIO.json [--repeat N]
+python -m kschedlib.bench --capacity SCENARIO.json [--replicas N]
+python -m kschedlib.bench --sweep SCENARIO.json [--workers N] [--limit N]"""
 
 from __future__ import annotations
 
@@ -19,6 +22,17 @@ def main(argv: list[str] | None = None) -> int:
 
         args_in.remove("--snapshot")
         return snapshot_main(args_in)
+    for flag in ("--fork", "--capacity"):
+        if flag in args_in:
+            from kschedlib.bench.whatif_bench import main as whatif_main
+
+            args_in.remove(flag)
+            return whatif_main([*args_in, "--what", flag[2:]])
+    if "--sweep" in args_in:
+        from kschedlib.bench.sweep_bench import main as sweep_main
+
+        args_in.remove("--sweep")
+        return sweep_main(args_in)
     ap = argparse.ArgumentParser(prog="python -m kschedlib.bench", description=__doc__)
     ap.add_argument("scenario", nargs="?", help="scenario JSON (conformance format)")
     ap.add_argument("--limit", type=int, help="schedule only the first N pending pods")

@@ -20,6 +20,11 @@ class ObjectStore:
         self._objects: dict[str, dict[str, Any]] = {}
         self.generation = 0
 
+    def copy_from(self, other: ObjectStore) -> None:
+        """Hold the same (immutable) objects as ``other``, independently of it (forks)."""
+        self._objects = {kind: dict(bucket) for kind, bucket in other._objects.items()}
+        self.generation = other.generation
+
     @staticmethod
     def key_of(obj: Any) -> str:
         meta = obj.metadata
@@ -80,6 +85,10 @@ class FakeClock:
 
     def now(self) -> float:
         return self._now
+
+    def clone(self) -> FakeClock:
+        """An independent clock at the same time (for forks)."""
+        return FakeClock(self._now)
 
     def advance(self, seconds: float) -> None:
         if seconds < 0:

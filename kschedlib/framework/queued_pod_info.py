@@ -39,6 +39,9 @@ class QueuedPodInfo:
     seq: int = 0
     """Arrival order of the pod's current ``timestamp`` in its queue: breaks QueueSort ties
     (equal priority and timestamp) so such pods pop in the order they were added."""
+    epoch: int = attrs.field(default=0, eq=False, repr=False)
+    """The queue epoch that owns this object; a queue copies a QueuedPodInfo of another epoch
+    (shared with a fork) before changing it."""
 
     @classmethod
     def of(cls, pod: Pod, timestamp: float, *plugins: str) -> QueuedPodInfo:
@@ -93,8 +96,37 @@ class QueuedPodInfo:
             seq=self.seq,
         )
 
+    def fork_copy(self) -> QueuedPodInfo:
+        """Like ``deep_copy`` but keeping the PodInfo's computed resources (scheduler forks)."""
+        pi = self.pod_info
+        npi = _new_pod_info(PodInfo)
+        for name in POD_INFO_FIELDS:  # every field, whatever PodInfo gains later
+            object.__setattr__(npi, name, getattr(pi, name))
+        new = _new_qpi(QueuedPodInfo)
+        new.pod_info = npi
+        new.timestamp = self.timestamp
+        new.attempts = self.attempts
+        new.backoff_expiration = self.backoff_expiration
+        new.unschedulable_count = self.unschedulable_count
+        new.consecutive_errors_count = self.consecutive_errors_count
+        new.initial_attempt_timestamp = self.initial_attempt_timestamp
+        new.unschedulable_plugins = set(self.unschedulable_plugins)
+        new.pending_plugins = set(self.pending_plugins)
+        new.gating_plugin = self.gating_plugin
+        new.gating_plugin_events = self.gating_plugin_events
+        new.seq = self.seq
+        new.epoch = self.epoch
+        return new
+
     def __repr__(self) -> str:
         return (
             f"QueuedPodInfo({self.key!r}, attempts={self.attempts}, "
             f"unschedulable={sorted(self.unschedulable_plugins)}, gating={self.gating_plugin!r})"
         )
+
+
+_new_pod_info = PodInfo.__new__
+POD_INFO_FIELDS = tuple(f.name for f in attrs.fields(PodInfo))
+_new_qpi = QueuedPodInfo.__new__
+# fork_copy lists every field: a new field must be added there too (a test checks).
+FORK_COPIED_FIELDS = frozenset(f.name for f in attrs.fields(QueuedPodInfo))

@@ -15,7 +15,13 @@ from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.backend.cache.node_tree import NodeTree
 from kschedlib.errors import CacheError
-from kschedlib.framework.types import HostPortInfo, ImageStateSummary, NodeInfo, PodInfo
+from kschedlib.framework.types import (
+    HostPortInfo,
+    ImageStateSummary,
+    NodeInfo,
+    PodInfo,
+    next_generation,
+)
 
 if TYPE_CHECKING:
     from kschedlib.backend.snapshot import Snapshot
@@ -142,7 +148,7 @@ class Cache:
 
     __slots__ = (
         "_ttl", "_clock", "_assumed", "_pod_states", "_nodes", "_head", "_tree", "_images",
-        "_pod_level",
+        "_pod_level", "_shared_generation",
     )
 
     def __init__(
@@ -160,6 +166,57 @@ class Cache:
         self._head: _NodeItem | None = None
         self._tree = NodeTree()
         self._images: dict[str, _ImageState] = {}
+        # NodeInfos with a generation at or below this are shared with a fork (copy on write).
+        self._shared_generation = 0
+
+    # ---- forks ----------------------------------------------------------------------------
+
+    def _own(self, item: _NodeItem) -> NodeInfo:
+        """The item's NodeInfo, copied first when a fork still shares it."""
+        info = item.info
+        if info.generation <= self._shared_generation:
+            info = item.info = info.clone()
+        return info
+
+    def fork(self, clock: Clock | None = None) -> Cache:
+        """An independent cache with the same content. NodeInfos are shared copy-on-write
+        (both caches copy one before changing it), so forking costs O(nodes) small objects."""
+        mark = next_generation()
+        self._shared_generation = mark
+        new = Cache.__new__(Cache)
+        new._ttl = self._ttl
+        new._pod_level = self._pod_level
+        new._clock = clock if clock is not None else self._clock
+        new._assumed = set(self._assumed)
+        new._pod_states = dict(self._pod_states)
+        new._tree = self._tree.copy()
+        new._images = {}
+        for name, st in self._images.items():
+            image = _ImageState(st.size)
+            image.nodes = set(st.nodes)
+            new._images[name] = image
+        new._shared_generation = mark
+        nodes: dict[str, _NodeItem] = {}
+        prev: _NodeItem | None = None
+        head: _NodeItem | None = None
+        item = self._head
+        while item is not None:
+            c = _NodeItem.__new__(_NodeItem)
+            c.name = item.name
+            c.info = item.info
+            c.images = item.images
+            c.prev = prev
+            c.next = None
+            if prev is None:
+                head = c
+            else:
+                prev.next = c
+            nodes[c.name] = c
+            prev = c
+            item = item.next
+        new._nodes = nodes
+        new._head = head
+        return new
 
     # ---- most-recently-updated list -------------------------------------------------------
 
@@ -197,9 +254,11 @@ class Cache:
 
     # ---- pods -----------------------------------------------------------------------------
 
-    def _add_pod(self, pod: Pod, assumed: bool) -> None:
+    def _add_pod(self, pod: Pod, assumed: bool, pod_info: PodInfo | None = None) -> None:
         item = self._item(pod.spec.node_name)
-        item.info.add_pod(pod if self._pod_level else PodInfo.of(pod, pod_level=False))
+        if pod_info is None:
+            pod_info = PodInfo.of(pod) if self._pod_level else PodInfo.of(pod, pod_level=False)
+        self._own(item).add_pod(pod_info)
         self._move_to_head(item)
         key = pod.uid
         self._pod_states[key] = _PodState(pod)
@@ -210,7 +269,7 @@ class Cache:
         """Remove a cached pod (the object the cache holds) from its node and the cache."""
         item = self._nodes.get(cached.spec.node_name)
         if item is not None:
-            info = item.info
+            info = self._own(item)
             info.remove_pod(cached)
             if not info.pods and info.node is None:
                 self._unlink(item)
@@ -232,14 +291,17 @@ class Cache:
     def finish_binding(self, pod: Pod, now: float | None = None) -> None:
         """Mark an assumed pod's binding as finished, starting its TTL (no-op otherwise)."""
         key = pod.uid
-        ps = self._pod_states.get(key)
-        if ps is None or key not in self._assumed:
+        old = self._pod_states.get(key)
+        if old is None or key not in self._assumed:
             return
+        ps = _PodState(old.pod)
         if self._ttl == 0:
             ps.deadline = None
         else:
             ps.deadline = (self._clock.now() if now is None else now) + self._ttl
         ps.binding_finished = True
+        # A fresh state object: a fork may share the old one.
+        self._pod_states[key] = ps
 
     def forget_pod(self, pod: Pod) -> None:
         """Undo assume_pod: only an assumed pod, and only on the node it was assumed on."""
@@ -254,9 +316,10 @@ class Cache:
             raise CacheError(f"pod {_pod_ref(pod)} wasn't assumed so cannot be forgotten")
         self._remove_pod(ps.pod)
 
-    def add_pod(self, pod: Pod) -> None:
+    def add_pod(self, pod: Pod, *, pod_info: PodInfo | None = None) -> None:
         """A bound pod appeared: confirms an assumed pod (taking the new object, even on
-        another node) or adds a pod the scheduler did not assume."""
+        another node) or adds a pod the scheduler did not assume. ``pod_info``: a prepared
+        PodInfo of ``pod`` to store (what-if replicas share one computation)."""
         key = pod.uid
         ps = self._pod_states.get(key)
         if ps is not None and key not in self._assumed:
@@ -265,7 +328,7 @@ class Cache:
             raise CacheError(f"pod {_pod_ref(pod)} has no spec.nodeName, so can't be added")
         if ps is not None:
             self._remove_pod(ps.pod)
-        self._add_pod(pod, assumed=False)
+        self._add_pod(pod, assumed=False, pod_info=pod_info)
 
     def update_pod(self, old_pod: Pod, new_pod: Pod) -> None:
         """Replace a confirmed pod by its new version on the same node."""
@@ -365,7 +428,7 @@ class Cache:
         self._move_to_head(item)
         self._tree.add_node(node)
         self._add_images(item, node)
-        item.info.set_node(node)
+        self._own(item).set_node(node)
         return self._copy(item)
 
     def update_node(self, old_node: Node | None, new_node: Node) -> NodeInfo:
@@ -381,7 +444,7 @@ class Cache:
         self._move_to_head(item)
         self._tree.update_node(old_node, new_node)
         self._add_images(item, new_node)
-        item.info.set_node(new_node)
+        self._own(item).set_node(new_node)
         return self._copy(item)
 
     def remove_node(self, node: Node | str) -> None:
@@ -395,7 +458,7 @@ class Cache:
                 f'node "{name}" is not found: it was already removed '
                 f"({len(item.info.pods)} pods are still cached on it)"
             )
-        item.info.remove_node()
+        self._own(item).remove_node()
         if item.info.pods:
             self._move_to_head(item)
         else:
@@ -409,6 +472,19 @@ class Cache:
         if item is None:
             raise CacheError(f'node "{name}" does not exist in scheduler cache')
         return self._copy(item)
+
+    def changed_since(self, generation: int) -> list[str]:
+        """Names of the NodeInfos (ghosts included) changed after ``generation``, newest first."""
+        out: list[str] = []
+        item = self._head
+        while item is not None and item.info.generation > generation:
+            out.append(item.name)
+            item = item.next
+        return out
+
+    def latest_generation(self) -> int:
+        """The generation of the most recent NodeInfo change (0 for an empty cache)."""
+        return self._head.info.generation if self._head is not None else 0
 
     def node_count(self) -> int:
         """NodeInfos in the cache, ghosts included."""
@@ -468,6 +544,8 @@ class Cache:
                 if existing is None:
                     update_all = True
                     existing = node_map[name] = NodeInfo()
+                elif existing.generation <= snapshot.shared_generation:
+                    existing = snapshot.unshare(name, existing)
                 if bool(existing.pods_with_affinity) != bool(info.pods_with_affinity):
                     affinity.append((existing, bool(info.pods_with_affinity)))
                 if bool(existing.pods_with_required_anti_affinity) != bool(

@@ -47,6 +47,14 @@ class NodeTree:
         for n in nodes or ():
             self.add_node(n)
 
+    def copy(self) -> NodeTree:
+        """An independent copy (same zones, same order)."""
+        new = NodeTree.__new__(NodeTree)
+        new._tree = {z: list(names) for z, names in self._tree.items()}
+        new._zones = list(self._zones)
+        new._zone_of = dict(self._zone_of)
+        return new
+
     @property
     def num_nodes(self) -> int:
         return len(self._zone_of)

@@ -46,6 +46,14 @@ class InFlightLog:
     def __contains__(self, uid: object) -> bool:
         return uid in self._pods
 
+    def copy_from(self, other: InFlightLog) -> None:
+        """Take a copy of ``other``'s log (forks); events are immutable and shared."""
+        self._entries = [
+            _PodMark(e.pod, e.live) if isinstance(e, _PodMark) else e for e in other._entries
+        ]
+        self._base = other._base
+        self._pods = dict(other._pods)
+
     def __len__(self) -> int:
         return len(self._pods)
 
@@ -123,6 +131,14 @@ class ActiveQueue:
         self.in_flight = InFlightLog(metrics)
         self.sched_cycle = 0
         self._metrics = metrics
+
+    def copy_from(
+        self, other: ActiveQueue, copy_item: Callable[[QueuedPodInfo], QueuedPodInfo]
+    ) -> None:
+        """Take a copy of ``other``'s heap, in-flight log and cycle counter (forks)."""
+        self.heap.copy_from(other.heap, copy_item)
+        self.in_flight.copy_from(other.in_flight)
+        self.sched_cycle = other.sched_cycle
 
     def add(self, p: QueuedPodInfo, event: str) -> None:
         self.heap.add_or_update(p)

@@ -78,6 +78,11 @@ class BackoffQueue:
         )
         self.pod_error_backoff_q: Heap[QueuedPodInfo] = Heap(_key, self._less_backoff_completed)
 
+    def copy_from(self, other: BackoffQueue, copy_item: Callable[[QueuedPodInfo], QueuedPodInfo]) -> None:
+        """Take a copy of ``other``'s two heaps (forks)."""
+        self.pod_backoff_q.copy_from(other.pod_backoff_q, copy_item)
+        self.pod_error_backoff_q.copy_from(other.pod_error_backoff_q, copy_item)
+
     @property
     def pod_initial_backoff(self) -> float:
         return self._initial

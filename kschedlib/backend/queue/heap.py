@@ -72,6 +72,17 @@ class Heap(Generic[T]):
 
     # --- public API ---
 
+    def replace(self, key: str, obj: T) -> None:
+        """Put ``obj`` in the place of the item with ``key`` (an equal copy: no reordering)."""
+        self._items[self._index[key]] = obj
+
+    def copy_from(self, other: Heap[T], copy_item: Callable[[T], T]) -> None:
+        """Replace the content by ``other``'s, each item passed through ``copy_item`` (forks);
+        the heap layout is kept, so pops come out in the same order."""
+        self._items = [copy_item(x) for x in other._items]
+        self._keys = list(other._keys)
+        self._index = dict(other._index)
+
     def add_or_update(self, obj: T) -> None:
         """Insert ``obj``, or replace the item with the same key and restore heap order."""
         key = self._key_fn(obj)

@@ -37,6 +37,13 @@ class QueueMetrics:
     queueing_hint_results: Counter[tuple[str, str, str]] = attrs.field(factory=Counter)
     pre_enqueue_results: Counter[tuple[str, str]] = attrs.field(factory=Counter)
 
+    def copy_from(self, other: QueueMetrics) -> None:
+        """Overwrite every counter with a copy of ``other``'s (forks, rollbacks)."""
+        for f in attrs.fields(QueueMetrics):
+            mine = getattr(self, f.name)
+            mine.clear()
+            mine.update(getattr(other, f.name))
+
     def incoming(self, queue: str, event: str, n: int = 1) -> None:
         self.incoming_pods[(queue, event)] += n
 

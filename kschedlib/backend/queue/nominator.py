@@ -77,6 +77,11 @@ class Nominator:
         self.nominated_pods: dict[str, list[PodRef]] = {}
         self.nominated_pod_to_node: dict[str, str] = {}
 
+    def copy_from(self, other: Nominator) -> None:
+        """Take a copy of ``other``'s nominations (forks); the pod lister stays."""
+        self.nominated_pods = {node: list(refs) for node, refs in other.nominated_pods.items()}
+        self.nominated_pod_to_node = dict(other.nominated_pod_to_node)
+
     def add_nominated_pod(self, pod_info: _HasPod, nominating_info: NominatingInfo | None) -> None:
         """Nominate the pod to the node ``nominating_info`` names (Override) or to its own
         status.nominatedNodeName (Noop); any earlier nomination is dropped first."""

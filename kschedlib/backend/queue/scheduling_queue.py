@@ -70,6 +70,13 @@ LessFn = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 PreEnqueueCheck = Callable[[Pod], bool]
 NamespaceLabels = Callable[[str], "Mapping[str, str] | None"]
 
+_EPOCHS = itertools.count(1)
+
+
+def _same(p: QueuedPodInfo) -> QueuedPodInfo:
+    return p
+
+
 _EVENTS_THAT_NOMINATE = (EVENT_UNSCHEDULED_POD_ADD.label, EVENT_UNSCHEDULED_POD_UPDATE.label)
 
 
@@ -126,7 +133,8 @@ class PriorityQueue:
         self._less: LessFn = _with_arrival_tie_break(
             less if less is not None else priority_sort_less
         )
-        self._seq = itertools.count(1)
+        self._seq = 0
+        """Arrival counter behind QueuedPodInfo.seq (the QueueSort tie-break)."""
         self._clock: Clock = clock if clock is not None else RealClock()
         self._pre_enqueue: dict[str, list[PreEnqueuePlugin]] = {
             profile: list(pls) for profile, pls in (pre_enqueue_plugins or {}).items()
@@ -155,8 +163,52 @@ class PriorityQueue:
         self._nominator = Nominator(pod_lister)
         self.move_request_cycle = -1
         """Cycle of the last move request; kept as in Go, unused while queueing hints are on."""
+        self._epoch = 0
+        """Copy-on-write epoch (see ``copy_state_from``)."""
+
+    # ------------------------------------------------------------------ forks
+
+    def copy_state_from(self, other: PriorityQueue) -> None:
+        """Take ``other``'s pods, in-flight log, nominations and counters (forks); this queue
+        keeps its own plugins, hints and clock. QueuedPodInfos are shared copy-on-write: both
+        queues move to new epochs, and each copies a QueuedPodInfo of an older epoch before
+        changing it (``_own``)."""
+        other._epoch = next(_EPOCHS)
+        self._epoch = next(_EPOCHS)
+        self._active.copy_from(other._active, _same)
+        self._backoff.copy_from(other._backoff, _same)
+        self._unschedulable = dict(other._unschedulable)
+        self._nominator.copy_from(other._nominator)
+        self.move_request_cycle = other.move_request_cycle
+        self._seq = other._seq
+        self.metrics.copy_from(other.metrics)
+
+    def _own(self, p: QueuedPodInfo) -> QueuedPodInfo:
+        """``p``, or when a fork shares it, a private copy put in its place wherever it is
+        queued; call before changing a QueuedPodInfo taken from the queues."""
+        if p.epoch == self._epoch:
+            return p
+        c = p.fork_copy()
+        c.epoch = self._epoch
+        key = p.key
+        if self._unschedulable.get(key) is p:
+            self._unschedulable[key] = c
+        for heap in (self._active.heap, self._backoff.pod_backoff_q, self._backoff.pod_error_backoff_q):
+            if heap.get_by_key(key) is p:
+                heap.replace(key, c)
+        return c
+
+    def _own_key(self, key: str) -> None:
+        """Own the QueuedPodInfo queued under ``key`` (if any) before an in-place update."""
+        p = self._active.get(key) or self._backoff.get(key) or self._unschedulable.get(key)
+        if p is not None:
+            self._own(p)
 
     # ------------------------------------------------------------------ helpers
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
 
     @property
     def clock(self) -> Clock:
@@ -172,7 +224,8 @@ class PriorityQueue:
 
     def new_queued_pod_info(self, pod: Pod, *plugins: str) -> QueuedPodInfo:
         p = QueuedPodInfo.of(pod, self._clock.now(), *plugins)
-        p.seq = next(self._seq)
+        p.seq = self._next_seq()
+        p.epoch = self._epoch
         return p
 
     def _unschedulable_add_or_update(self, p: QueuedPodInfo, event: str) -> None:
@@ -227,6 +280,7 @@ class PriorityQueue:
     ) -> bool:
         """Run PreEnqueue (unless the pod comes straight from backoffQ) and add the pod to activeQ,
         or keep it with the unschedulable pods when gated. True when added to activeQ."""
+        p = self._own(p)
         if not (self._pop_from_backoff_q and moves_from_backoff_q):
             self._run_pre_enqueue_plugins(p)
         key = p.key
@@ -247,6 +301,7 @@ class PriorityQueue:
     def _move_to_backoff_q(self, p: QueuedPodInfo, event: str) -> bool:
         """Add the pod to backoffQ, running PreEnqueue first (PopFromBackoffQ); a gated pod stays
         with the unschedulable pods. True when added to backoffQ."""
+        p = self._own(p)
         if self._pop_from_backoff_q:
             self._run_pre_enqueue_plugins(p)
             if p.gated():
@@ -386,6 +441,7 @@ class PriorityQueue:
                 if p is None:
                     return None
                 self.metrics.incoming(ACTIVE, POP_FROM_BACKOFF_Q)
+            p = self._own(p)
             p.attempts += 1
             if p.uid in self._active.in_flight:
                 # The same pod is already being scheduled: discard this copy (as kube-scheduler).
@@ -413,6 +469,7 @@ class PriorityQueue:
                 return None
             self._unschedulable_delete(u.pod)
             p = u
+        p = self._own(p)
         p.attempts += 1
         self._active.in_flight.add_pod(p.pod)
         self._active.sched_cycle += 1
@@ -457,7 +514,7 @@ class PriorityQueue:
                 p.unschedulable_count += 1
                 p.consecutive_errors_count = 0
             p.timestamp = self._clock.now()
-            p.seq = next(self._seq)
+            p.seq = self._next_seq()
             p.backoff_expiration = None
             profile = p.pod.spec.scheduler_name
             for plugin in p.unschedulable_plugins | p.pending_plugins:
@@ -498,6 +555,7 @@ class PriorityQueue:
             return
         if old_pod is not None:
             old_key = old_pod.key
+            self._own_key(old_key)
             p = self._active.update(new_pod, old_key)
             if p is None:
                 p = self._backoff.update(new_pod, old_key)
@@ -506,6 +564,7 @@ class PriorityQueue:
                 return
         p = self._unschedulable.get(new_pod.key)
         if p is not None:
+            p = self._own(p)
             p.update(new_pod)
             self._nominator.update_nominated_pod(old_pod, p.pod_info)
             for evt in events:

@@ -158,6 +158,17 @@ class DefaultPreemption:
     def name(self) -> str:
         return NAME
 
+    def clone(self, handle: Any) -> DefaultPreemption:
+        """A copy bound to ``handle`` whose random source continues from this one's state."""
+        new = DefaultPreemption(self.args, handle, async_preemption=self.async_preemption)
+        new.is_eligible_pod = self.is_eligible_pod
+        new.more_important_pod = self.more_important_pod
+        if self._own_rng is not None:
+            rng = random.Random()
+            rng.setstate(self._own_rng.getstate())
+            new._own_rng = rng
+        return new
+
     # --- extension points ---------------------------------------------------------------
 
     def post_filter(

@@ -200,6 +200,16 @@ class DynamicResources:
     def name(self) -> str:
         return NAME
 
+    def clone(self, handle: Any) -> DynamicResources:
+        """A copy bound to ``handle`` for a scheduler fork: its own in-flight allocations and
+        device counts; the pure memo of selector results is shared."""
+        new = DynamicResources(handle, self.features)
+        new.cel = self.cel
+        new._in_flight = dict(self._in_flight)
+        new._alloc_counts = Counter(self._alloc_counts)
+        new._alloc_gen = self._alloc_gen
+        return new
+
     def sign_pod(self, pod: Pod) -> Hashable | None:
         """SignPod: None (unsignable) when it would look beyond the node."""
         return None if pod.spec.resource_claims else ()

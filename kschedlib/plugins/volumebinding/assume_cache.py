@@ -42,6 +42,12 @@ class AssumeCache:
             return objs
         return [self.get(self._key_of(o)) or o for o in objs]
 
+    def clone(self, handle: Any) -> AssumeCache:
+        """A copy reading ``handle``'s objects, with the same assumptions (scheduler forks)."""
+        new = AssumeCache(handle, self._kind)
+        new._assumed = dict(self._assumed)
+        return new
+
     def assume(self, obj: Any) -> None:
         """Make ``obj`` the visible version of the stored object with the same key."""
         key = self._key_of(obj)

@@ -230,6 +230,15 @@ class VolumeBinder:
         # PV name -> (the PV object, its compiled node affinity): compiled once per version.
         self._matchers: dict[str, tuple[PersistentVolume, NodeSelectorMatcher | None]] = {}
 
+    def clone(self, handle: Any) -> VolumeBinder:
+        """A copy bound to ``handle`` with copies of the assume caches (scheduler forks)."""
+        new = VolumeBinder.__new__(VolumeBinder)
+        new._handle = handle
+        new.pv_cache = self.pv_cache.clone(handle)
+        new.pvc_cache = self.pvc_cache.clone(handle)
+        new._matchers = dict(self._matchers)
+        return new
+
     def _matcher(self, pv: PersistentVolume) -> NodeSelectorMatcher | None:
         hit = self._matchers.get(pv.metadata.name)
         if hit is not None and hit[0] is pv:

@@ -142,6 +142,17 @@ class VolumeBinding:
     def name(self) -> str:
         return NAME
 
+    def clone(self, handle: Any) -> VolumeBinding:
+        """A copy bound to ``handle`` with its own assumed PVs/PVCs (scheduler forks)."""
+        new = VolumeBinding.__new__(VolumeBinding)
+        new._handle = handle
+        new.binder = self.binder.clone(handle)
+        new.bind_timeout_seconds = self.bind_timeout_seconds
+        new._scoring = self._scoring
+        new._scorer = self._scorer
+        new._statuses = self._statuses
+        return new
+
     def sign_pod(self, pod: Pod) -> Hashable | None:
         """SignPod: None (unsignable) when it would look beyond the node."""
         return () if volumes_signable(pod) else None

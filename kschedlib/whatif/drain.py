@@ -1,0 +1,329 @@
+"""Node drain and scale-down simulation with cluster-autoscaler's drainability rules.
+
+Pods on the drained nodes are classified as cluster-autoscaler's default rules do
+(simulator/drainability/rules, default options: skip nodes with system pods and with local
+storage, custom-controller checks on): mirror and DaemonSet pods stay with their node,
+long-terminating pods are ignored, ``safe-to-evict: "true"`` pods are movable whatever
+else holds, and pods that are not replicated (or whose controller is missing), kube-system
+pods without a PDB, ``safe-to-evict: "false"`` pods, pods with local storage and pods whose
+PDB allows no more disruptions block the drain. The movable pods are then scheduled by the
+full scheduling cycle (without preemption) onto the remaining nodes, in a fork. Terminal
+pods never reach the scheduler's cache, so they are ignored by construction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from kschedlib.api.pod import Pod
+from kschedlib.api.selectors import selector_from
+from kschedlib.api.workloads import PodDisruptionBudget
+from kschedlib.errors import CacheError
+from kschedlib.results import Outcome
+from kschedlib.whatif.reports import (
+    DrainReport,
+    PodDrainResult,
+    RemovableNode,
+    RemovableNodesReport,
+)
+
+if TYPE_CHECKING:
+    from kschedlib.scheduler import Scheduler
+
+__all__ = [
+    "AutoscalerDrainOptions",
+    "PdbTracker",
+    "SAFE_TO_EVICT",
+    "classify_pod",
+    "drain_in_place",
+    "removable_nodes",
+    "simulate_drain",
+]
+
+SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+SAFE_TO_EVICT_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
+DAEMONSET_POD = "cluster-autoscaler.kubernetes.io/daemonset-pod"
+MIRROR_POD = "kubernetes.io/config.mirror"
+LONG_TERMINATING_EXTRA = 30.0
+DEFAULT_TERMINATION_GRACE = 30
+_REPLICATED_KINDS = {"ReplicationController", "Job", "ReplicaSet", "StatefulSet"}
+_LOOKUP_KINDS = {"ReplicationController", "ReplicaSet", "StatefulSet"}
+
+
+@attrs.define(slots=True, frozen=True)
+class AutoscalerDrainOptions:
+    """cluster-autoscaler's NodeDeleteOptions that change the rules (its defaults)."""
+
+    skip_nodes_with_system_pods: bool = True
+    skip_nodes_with_local_storage: bool = True
+    skip_nodes_with_custom_controller_pods: bool = True
+    utilization_threshold: float = 0.5
+    """removable_nodes: only nodes below this utilization are candidates."""
+
+
+def _controller(pod: Pod) -> tuple[str, str] | None:
+    for o in pod.metadata.owner_references:
+        if o.controller:
+            return o.kind, o.name
+    return None
+
+
+def _is_daemonset_pod(pod: Pod) -> bool:
+    ref = _controller(pod)
+    if ref is not None and ref[0] == "DaemonSet":
+        return True
+    return pod.metadata.annotations.get(DAEMONSET_POD) == "true"
+
+
+def _long_terminating(pod: Pod, now: float) -> bool:
+    ts = pod.metadata.deletion_timestamp
+    if ts is None:
+        return False
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=_dt.timezone.utc)
+    grace = pod.spec.termination_grace_period_seconds
+    grace = DEFAULT_TERMINATION_GRACE if grace is None else grace
+    return ts.timestamp() + grace + LONG_TERMINATING_EXTRA < now
+
+
+def _blocking_local_storage(pod: Pod) -> bool:
+    allowed = {
+        v.strip()
+        for v in pod.metadata.annotations.get(SAFE_TO_EVICT_LOCAL_VOLUMES, "").split(",")
+        if v.strip()
+    }
+    for v in pod.spec.volumes:
+        local = v.host_path is not None or (
+            v.empty_dir is not None and v.empty_dir.get("medium") != "Memory"
+        )
+        if local and v.name not in allowed:
+            return True
+    return False
+
+
+class PdbTracker:
+    """cluster-autoscaler's RemainingPdbTracker: disruptions left per PDB. Each pod is checked
+    on its own (as the pdb rule does); the pods of a node are taken from the budgets once the
+    node's drain is accepted, so later nodes see what is left."""
+
+    def __init__(self, pdbs: Sequence[PodDisruptionBudget]) -> None:
+        self.pdbs = [(p, selector_from(p.spec.selector)) for p in pdbs]
+        self.left = {id(p): p.status.disruptions_allowed for p in pdbs}
+
+    @classmethod
+    def of(cls, sched: Scheduler) -> PdbTracker:
+        return cls([
+            o for o in sched.objects.list_objects("PodDisruptionBudget")
+            if isinstance(o, PodDisruptionBudget)
+        ])
+
+    def copy(self) -> PdbTracker:
+        new = PdbTracker.__new__(PdbTracker)
+        new.pdbs = self.pdbs
+        new.left = dict(self.left)
+        return new
+
+    def matching(self, pod: Pod) -> list[PodDisruptionBudget]:
+        return [
+            p for p, sel in self.pdbs
+            if p.metadata.namespace == pod.metadata.namespace
+            and sel.matches(pod.metadata.labels)
+        ]
+
+    def can_remove(self, pod: Pod) -> bool:
+        return all(self.left[id(p)] >= 1 for p in self.matching(pod))
+
+    def remove(self, pod: Pod) -> None:
+        for p in self.matching(pod):
+            self.left[id(p)] -= 1
+
+
+def classify_pod(
+    sched: Scheduler, pod: Pod, pdbs: PdbTracker, options: AutoscalerDrainOptions, now: float
+) -> tuple[str, str]:
+    """(action, reason): ``stays``, ``ignored``, ``movable`` or ``blocked`` for one pod,
+    by cluster-autoscaler's default rules in their order."""
+    ann = pod.metadata.annotations
+    name = f"{pod.metadata.namespace}/{pod.metadata.name}"
+    if MIRROR_POD in ann:
+        return "stays", "mirror pod"
+    if _long_terminating(pod, now):
+        return "ignored", "long-terminating pod"
+    ref = _controller(pod)
+    if options.skip_nodes_with_custom_controller_pods and ref is not None:
+        kind, owner = ref
+        if kind in _LOOKUP_KINDS and sched.objects.get_object(kind, f"{pod.metadata.namespace}/{owner}") is None:
+            label = {"StatefulSet": "statefulset"}.get(kind, "replication controller")
+            return "blocked", f"ControllerNotFound: {label} for {name} is not available"
+    if _is_daemonset_pod(pod):
+        return "stays", "DaemonSet pod"
+    if ann.get(SAFE_TO_EVICT) == "true":
+        return "movable", 'annotated safe-to-evict: "true"'
+    replicated = ref is not None
+    if options.skip_nodes_with_custom_controller_pods:
+        replicated = replicated and ref is not None and ref[0] in _REPLICATED_KINDS
+    if not replicated:
+        return "blocked", f"NotReplicated: {name} is not replicated"
+    if (
+        options.skip_nodes_with_system_pods
+        and pod.metadata.namespace == "kube-system"
+        and not pdbs.matching(pod)
+    ):
+        return "blocked", (
+            "UnmovableKubeSystemPod: non-daemonset, non-mirrored, non-pdb-assigned kube-system "
+            f"pod present: {pod.metadata.name}"
+        )
+    if ann.get(SAFE_TO_EVICT) == "false":
+        return "blocked", (
+            f"NotSafeToEvictAnnotation: pod annotated as not safe to evict present: {pod.metadata.name}"
+        )
+    if options.skip_nodes_with_local_storage and _blocking_local_storage(pod):
+        return "blocked", f"LocalStorageRequested: pod with local storage present: {pod.metadata.name}"
+    if not pdbs.can_remove(pod):
+        return "blocked", f"NotEnoughPdb: not enough pod disruption budget to move {name}"
+    return "movable", ""
+
+
+def _classify_nodes(
+    sched: Scheduler, nodes: Sequence[str], options: AutoscalerDrainOptions, pdbs: PdbTracker
+) -> tuple[dict[str, PodDrainResult], list[tuple[Pod, str]]]:
+    """Every pod of ``nodes`` classified (by UID), and the movable ones with their node;
+    each node's movable pods are taken from the PDB budgets after the node."""
+    now = sched.clock.now()
+    rows: dict[str, PodDrainResult] = {}
+    movable: list[tuple[Pod, str]] = []
+    for node in nodes:
+        taken: list[Pod] = []
+        for pi in sched.cache.get_node(node).pods:
+            pod = pi.pod
+            action, reason = classify_pod(sched, pod, pdbs, options, now)
+            if action == "movable":
+                movable.append((pod, node))
+                taken.append(pod)
+            rows[pod.uid] = PodDrainResult(pod.key, node, action, reason)
+        for pod in taken:
+            pdbs.remove(pod)
+    return rows, movable
+
+
+def drain_in_place(
+    sched: Scheduler,
+    node_names: Sequence[str],
+    options: AutoscalerDrainOptions | None = None,
+    pdbs: PdbTracker | None = None,
+) -> DrainReport:
+    """Drain ``node_names`` in ``sched`` itself (use a fork or a transaction): classify their
+    pods node by node, remove the nodes, and schedule the movable pods elsewhere without
+    preemption. ``pdbs`` (updated in place) carries PDB budgets across calls."""
+    options = options or AutoscalerDrainOptions()
+    known = set(sched.cache.node_names())
+    names = list(dict.fromkeys(node_names))
+    missing = tuple(n for n in names if n not in known)
+    present = [n for n in names if n in known]
+    if pdbs is None:
+        pdbs = PdbTracker.of(sched)
+    rows, movable = _classify_nodes(sched, present, options, pdbs)
+    saved_post_filter = {name: list(f.post_filter_plugins) for name, f in sched.frameworks.items()}
+    for f in sched.frameworks.values():
+        f.post_filter_plugins.clear()  # autoscaler simulations move pods, they do not preempt
+    try:
+        for node in present:
+            sched.delete_node(node)
+        pending: list[Pod] = []
+        for pod, _node in movable:
+            with contextlib.suppress(CacheError):
+                sched.delete_pod(pod)
+            spec = attrs.evolve(pod.spec, node_name="")
+            status = attrs.evolve(pod.status, nominated_node_name="")
+            fresh = attrs.evolve(pod, spec=spec, status=status)
+            if sched.responsible_for(fresh):
+                sched.add_pod(fresh)
+                pending.append(fresh)
+            else:
+                r = rows[pod.uid]
+                rows[pod.uid] = attrs.evolve(
+                    r, action="unschedulable",
+                    reason=f'no profile for schedulerName "{pod.spec.scheduler_name}"',
+                )
+        for pod in pending:
+            result = sched.schedule_pod(pod)
+            r = rows[pod.uid]
+            if result is not None and result.outcome == Outcome.Scheduled:
+                rows[pod.uid] = attrs.evolve(r, action="moved", destination=result.node)
+            else:
+                why = result.message if result is not None else "gated at PreEnqueue"
+                rows[pod.uid] = attrs.evolve(r, action="unschedulable", reason=why)
+    finally:
+        for name, f in sched.frameworks.items():
+            f.post_filter_plugins[:] = saved_post_filter[name]
+    return DrainReport(tuple(names), tuple(rows.values()), missing)
+
+
+def simulate_drain(
+    sched: Scheduler, node_names: Sequence[str], options: AutoscalerDrainOptions | None = None
+) -> DrainReport:
+    """Drain in a fork of ``sched``: ``sched`` itself does not change."""
+    return drain_in_place(sched.fork(), node_names, options)
+
+
+def utilization(sched: Scheduler, node: str) -> float:
+    """Requested share of allocatable, the larger of CPU and memory (0 for an empty node)."""
+    ni = sched.cache.get_node(node)
+    out = 0.0
+    if ni.allocatable.milli_cpu > 0:
+        out = max(out, ni.requested.milli_cpu / ni.allocatable.milli_cpu)
+    if ni.allocatable.memory > 0:
+        out = max(out, ni.requested.memory / ni.allocatable.memory)
+    return out
+
+
+def removable_nodes(
+    sched: Scheduler, candidates: Sequence[str] | None = None, options: AutoscalerDrainOptions | None = None
+) -> RemovableNodesReport:
+    """Scale-down simulation: candidates below the utilization threshold, least utilized
+    first, each drained on the cluster the earlier removals left (kept if the drain works)."""
+    options = options or AutoscalerDrainOptions()
+    work = sched.fork()
+    names = list(candidates) if candidates is not None else work.cache.node_names()
+    known = set(work.cache.node_names())
+    util = {n: utilization(work, n) for n in names if n in known}
+    order = sorted(util, key=lambda n: (util[n], n))
+    removable: list[RemovableNode] = []
+    kept: dict[str, str] = {n: "unknown node" for n in names if n not in known}
+    budgets = PdbTracker.of(work)
+    for node in order:
+        if util[node] >= options.utilization_threshold:
+            kept[node] = (
+                f"utilization {util[node]:.2f} is not below the threshold "
+                f"{options.utilization_threshold:.2f}"
+            )
+            continue
+        trial = budgets.copy()
+        rows, movable = _classify_nodes(work, [node], options, trial)
+        blocked = [r for r in rows.values() if r.blocking]
+        if blocked:  # no need to try moving anything
+            kept[node] = f"{blocked[0].pod}: {blocked[0].action}: {blocked[0].reason}"
+            continue
+        if not movable:  # nothing to move: the node just goes
+            work.delete_node(node)
+            budgets = trial
+            removable.append(RemovableNode(node, util[node], 0))
+            continue
+        trial = budgets.copy()
+        with work.transaction() as txn:
+            report = drain_in_place(work, [node], options, trial)
+            if report.success:
+                txn.commit()
+                budgets = trial
+        if report.success:
+            moved = sum(1 for p in report.pods if p.action == "moved")
+            removable.append(RemovableNode(node, util[node], moved))
+        else:
+            first = report.blockers[0]
+            kept[node] = f"{first.pod}: {first.action}: {first.reason}"
+    return RemovableNodesReport(tuple(removable), kept)

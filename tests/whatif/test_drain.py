@@ -1,0 +1,174 @@
+"""simulate_drain / removable_nodes / add_nodes_like with cluster-autoscaler's rules."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import attrs
+import pytest
+
+from kschedlib import FakeClock, Scheduler
+from kschedlib.api.workloads import PodDisruptionBudget, ReplicaSet
+from kschedlib.errors import InvalidObjectError
+from tests.whatif.helpers import cache_view, node, pod
+
+
+def _cluster(cpu: str = "4") -> Scheduler:
+    s = Scheduler(clock=FakeClock(), seed=2)
+    for n in ("a", "b", "c"):
+        s.add_node(node(n, cpu=cpu))
+    s.add_object(ReplicaSet.from_dict({"metadata": {"name": "rs", "namespace": "default"}}))
+    return s
+
+
+def _actions(report: object) -> dict[str, tuple[str, str | None]]:
+    return {p.pod: (p.action, p.destination) for p in report.pods}  # type: ignore[attr-defined]
+
+
+def test_movable_pods_are_rescheduled_and_daemonset_and_mirror_pods_stay() -> None:
+    s = _cluster()
+    s.add_pod(pod("web", cpu="1", node_name="a"))
+    s.add_pod(pod("ds", node_name="a", owner=("DaemonSet", "agent")))
+    s.add_pod(pod("static", node_name="a", owner=None, annotations={"kubernetes.io/config.mirror": "x"}))
+    before = cache_view(s)
+    r = s.simulate_drain(["a"])
+    assert r.success
+    acts = _actions(r)
+    assert acts["default/web"][0] == "moved" and acts["default/web"][1] in ("b", "c")
+    assert acts["default/ds"] == ("stays", None)
+    assert acts["default/static"] == ("stays", None)
+    assert cache_view(s) == before  # the scheduler asked is unchanged
+    assert r.summary().startswith("a: can be drained")
+
+
+def test_blockers() -> None:
+    s = _cluster()
+    s.add_pod(pod("bare", node_name="a", owner=None))
+    s.add_pod(pod("nse", node_name="b", annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}))
+    s.add_pod(pod("local", node_name="c", volumes=[{"name": "scratch", "emptyDir": {}}]))
+    s.add_pod(pod("mem", node_name="c", volumes=[{"name": "m", "emptyDir": {"medium": "Memory"}}]))
+    s.add_pod(pod("allowed", node_name="c", volumes=[{"name": "s", "emptyDir": {}}],
+                  annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes": "s"}))
+    s.add_pod(pod("orphan", node_name="c", owner=("ReplicaSet", "gone")))
+    s.add_pod(pod("sys", ns="kube-system", node_name="c"))
+    s.add_object(ReplicaSet.from_dict({"metadata": {"name": "rs", "namespace": "kube-system"}}))
+    r = s.simulate_drain(["a", "b", "c"])
+    assert not r.success
+    reasons = {p.pod: p.reason for p in r.pods}
+    assert reasons["default/bare"] == "NotReplicated: default/bare is not replicated"
+    assert reasons["default/nse"] == (
+        "NotSafeToEvictAnnotation: pod annotated as not safe to evict present: nse"
+    )
+    assert reasons["default/local"] == "LocalStorageRequested: pod with local storage present: local"
+    assert _actions(r)["default/mem"][0] != "blocked"
+    assert _actions(r)["default/allowed"][0] != "blocked"
+    assert reasons["default/orphan"].startswith("ControllerNotFound: ")
+    assert reasons["kube-system/sys"].startswith("UnmovableKubeSystemPod: ")
+    assert {b.pod for b in r.blockers} >= {"default/bare", "default/nse", "default/local"}
+
+
+def test_safe_to_evict_true_overrides_the_blocking_rules() -> None:
+    s = _cluster()
+    s.add_pod(pod("bare", node_name="a", owner=None, volumes=[{"name": "h", "hostPath": {"path": "/x"}}],
+                  annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"}))
+    r = s.simulate_drain(["a"])
+    assert r.success and _actions(r)["default/bare"][0] == "moved"
+
+
+def test_pdb_budget_is_consumed_node_by_node() -> None:
+    s = _cluster()
+    s.add_object(PodDisruptionBudget.from_dict({
+        "metadata": {"name": "pdb", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "db"}}},
+        "status": {"disruptionsAllowed": 1}}))
+    s.add_pod(pod("db-0", node_name="a", labels={"app": "db"}))
+    s.add_pod(pod("db-1", node_name="b", labels={"app": "db"}))
+    s.add_pod(pod("db-2", node_name="b", labels={"app": "db"}))
+    # cluster-autoscaler's pdb rule checks each pod on its own: one node's pods all pass
+    assert s.simulate_drain(["b"]).success
+    # the budget the first node took is gone for the next one
+    r = s.simulate_drain(["a", "b"])
+    acts = _actions(r)
+    assert acts["default/db-0"][0] == "moved"
+    assert acts["default/db-1"][0] == "blocked"
+    assert [p.reason for p in r.pods if p.pod == "default/db-1"] == [
+        "NotEnoughPdb: not enough pod disruption budget to move default/db-1"
+    ]
+    assert not r.success
+    # a kube-system pod with a PDB is not a system-pod blocker
+    s.add_object(PodDisruptionBudget.from_dict({
+        "metadata": {"name": "sys", "namespace": "kube-system"},
+        "spec": {"selector": {"matchLabels": {"app": "dns"}}}, "status": {"disruptionsAllowed": 3}}))
+    s.add_pod(pod("dns", ns="kube-system", node_name="b", labels={"app": "dns"},
+                  owner=("ReplicaSet", "rs")))
+    s.add_object(ReplicaSet.from_dict({"metadata": {"name": "rs", "namespace": "kube-system"}}))
+    assert _actions(s.simulate_drain(["b"]))["kube-system/dns"][0] == "moved"
+
+
+def test_movable_pod_without_room_makes_the_drain_fail() -> None:
+    s = _cluster(cpu="2")
+    s.add_pod(pod("big", cpu="1500m", node_name="a"))
+    s.add_pod(pod("fill-b", cpu="1", node_name="b"))
+    s.add_pod(pod("fill-c", cpu="1", node_name="c"))
+    r = s.simulate_drain(["a"])
+    assert not r.success
+    res = r.pods[0]
+    assert res.action == "unschedulable"
+    assert res.reason.startswith("0/2 nodes are available: 2 Insufficient cpu.")
+    assert s.simulate_drain(["a", "zzz"]).missing_nodes == ("zzz",)
+
+
+def test_long_terminating_pods_are_ignored() -> None:
+    s = _cluster()
+    p = pod("old", node_name="a", owner=None)
+    meta = attrs.evolve(p.metadata, deletion_timestamp=dt.datetime.fromtimestamp(
+        s.clock.now() - 3600, tz=dt.timezone.utc))
+    s.add_pod(attrs.evolve(p, metadata=meta))
+    r = s.simulate_drain(["a"])
+    assert r.success and _actions(r)["default/old"] == ("ignored", None)
+
+
+def test_removable_nodes_one_after_another() -> None:
+    s = _cluster(cpu="2")
+    s.add_pod(pod("p-a", cpu="300m", node_name="a"))
+    s.add_pod(pod("p-b", cpu="500m", node_name="b"))
+    s.add_pod(pod("p-c", cpu="1500m", node_name="c"))
+    before = cache_view(s)
+    r = s.removable_nodes()
+    # a (0.15) goes first, its pod lands on b or c; then b (now 0.4 or 0.25) can go too,
+    # but only if its pods fit on what is left.
+    assert [n.node for n in r.removable][0] == "a"
+    assert "c" in r.not_removable
+    assert cache_view(s) == before
+    assert r.to_dict()["removable"][0]["node"] == "a"
+    assert "removable" in str(r)
+
+
+def test_add_nodes_like() -> None:
+    s = _cluster()
+    f = s.fork()
+    added = f.add_nodes_like("a", 3)
+    assert [n.metadata.name for n in added] == ["a-copy-0", "a-copy-1", "a-copy-2"]
+    assert all(n.metadata.labels["kubernetes.io/hostname"] == n.metadata.name for n in added)
+    assert len({n.metadata.uid for n in added}) == 3
+    more = f.add_nodes_like(added[0], 1, prefix="a-copy")
+    assert [n.metadata.name for n in more] == ["a-copy-3"]
+    assert "a-copy-0" not in s.cache.node_names()
+    with pytest.raises(InvalidObjectError):
+        s.add_nodes_like("nope", 1)
+    with pytest.raises(InvalidObjectError):
+        s.add_nodes_like("a", -1)
+
+
+def test_removable_nodes_carry_pdb_budgets_across_removals() -> None:
+    s = _cluster(cpu="4")
+    s.add_object(PodDisruptionBudget.from_dict({
+        "metadata": {"name": "pdb", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "db"}}},
+        "status": {"disruptionsAllowed": 1}}))
+    s.add_pod(pod("db-0", cpu="100m", node_name="a", labels={"app": "db"}))
+    s.add_pod(pod("db-1", cpu="200m", node_name="b", labels={"app": "db"}))
+    s.add_pod(pod("big", cpu="3", node_name="c"))
+    r = s.removable_nodes()
+    assert [n.node for n in r.removable] == ["a"]
+    assert "NotEnoughPdb" in r.not_removable["b"]
