@@ -42,3 +42,17 @@ def test_requeued_pod_goes_after_pods_that_arrived_earlier_at_the_same_time() ->
     while (x := q.pop()) is not None:
         order.append(x.pod.metadata.name)
     assert order == ["b", "c", "a"]
+
+
+def test_a_forked_queue_keeps_counting_arrivals() -> None:
+    clock = FakeClock()
+    parent = PriorityQueue(clock=clock)
+    parent.add(pod("a"))
+    parent.add(pod("b"))
+    fork = PriorityQueue(clock=clock)
+    fork.copy_state_from(parent)
+    fork.add(pod("c"))
+    order = []
+    while (p := fork.pop()) is not None:
+        order.append(p.pod.metadata.name)
+    assert order == ["a", "b", "c"]
