@@ -34,6 +34,7 @@ from kschedlib.errors import (
     KSchedError,
     QuantityError,
     QueueError,
+    QueueingHintError,
 )
 from kschedlib.eviction import (
     DrainOptions,
@@ -179,6 +180,7 @@ __all__ = [
     "Quantity",
     "QuantityError",
     "QueueError",
+    "QueueingHintError",
     "QueueSortPlugin",
     "QueueingHint",
     "RealClock",
