@@ -36,6 +36,7 @@ from kschedlib.errors import (
     KSchedError,
     QuantityError,
     QueueError,
+    QueueingHintError,
 )
 from kschedlib.eviction import (
     DrainOptions,
@@ -194,6 +195,7 @@ __all__ = [
     "Quantity",
     "QuantityError",
     "QueueError",
+    "QueueingHintError",
     "QueueSortPlugin",
     "QueueingHint",
     "RealClock",

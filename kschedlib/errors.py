@@ -67,3 +67,8 @@ class EvictionConfigError(ConfigError):
 
 class EvictionError(KSchedError):
     """An eviction request names an unknown pod or node, or malformed node statistics."""
+
+
+class QueueingHintError(KSchedError, TypeError):
+    """A queueing hint was given an object of the wrong type. kube-scheduler's hints return
+    ``(Queue, err)`` then; the queue counts this error as Queue (the pod is requeued)."""

@@ -46,7 +46,7 @@ from kschedlib.framework.handle import ObjectStore, RealClock
 from kschedlib.framework.queued_pod_info import QueuedPodInfo
 from kschedlib.framework.registry import PluginFactory, PluginSpec, Registry
 from kschedlib.framework.runtime import Framework
-from kschedlib.framework.status import Code, Status
+from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.framework.types import PodInfo
 from kschedlib.plugins.gangscheduling import MSG_WAITING_AT_PERMIT
 from kschedlib.plugins.registry import in_tree_registry
@@ -78,6 +78,28 @@ UNSCHEDULABLE_LEFTOVER_FLUSH_PERIOD = 30.0
 _FORK_OWN_ARGS = frozenset(
     {"self", "config", "binder", "clock", "host_hooks", "plugins", "explain", "_registry"}
 )
+
+
+def _as_pod(obj: Any) -> Pod:
+    """A Pod, or a Pod's Kubernetes JSON as a dict."""
+    if isinstance(obj, Pod):
+        return obj
+    if isinstance(obj, Mapping):
+        return Pod.from_dict(dict(obj))
+    raise InvalidObjectError(
+        type(obj).__name__, "", "expected a Pod or a Pod's Kubernetes JSON as a dict"
+    )
+
+
+def _as_node(obj: Any) -> Node:
+    """A Node, or a Node's Kubernetes JSON as a dict."""
+    if isinstance(obj, Node):
+        return obj
+    if isinstance(obj, Mapping):
+        return Node.from_dict(dict(obj))
+    raise InvalidObjectError(
+        type(obj).__name__, "", "expected a Node or a Node's Kubernetes JSON as a dict"
+    )
 
 
 class Binder(Protocol):
@@ -162,7 +184,7 @@ class Scheduler:
         plugins: Mapping[str, PluginFactory | PluginSpec] | None = None,
         host_hooks: HostHooks | None = None,
         assumed_pod_ttl: float = 0.0,
-        explain: bool = True,
+        explain: bool | Iterable[str] = True,
         feature_gates: FeatureGates | Mapping[str, bool] | str | None = None,
         node_local_cache: bool = True,
         _registry: Registry | None = None,
@@ -193,7 +215,15 @@ class Scheduler:
         self.clock = clock if clock is not None else RealClock()
         self._binder: Binder = binder if binder is not None else AcceptingBinder()
         self._host_hooks = host_hooks
-        self.explain_enabled = explain
+        # Explanations cost time and memory (a per-node breakdown per attempt): True records
+        # the last attempt of every pod, False none, a collection of namespace/name keys
+        # every attempt of just those pods.
+        self.explain_enabled = explain is True
+        self._explain_keys: frozenset[str] | None = (
+            None if isinstance(explain, bool) else frozenset(explain)
+        )
+        self.explanation_history: dict[str, list[Explanation]] = {}
+        """Every attempt's explanation of the pods named in ``explain=`` (oldest first)."""
         self.objects = ObjectStore()
         self.cache = Cache(
             ttl=assumed_pod_ttl,
@@ -254,9 +284,13 @@ class Scheduler:
         self.metrics = SchedulerMetrics()
         self.explanations: dict[str, Explanation] = {}
         self._pending: dict[str, Pod] = {}
+        self._pending_keys: dict[str, str] = {}
+        """namespace/name -> UID of the pending pods."""
         self._waiting: dict[str, _PendingBinding] = {}
         self._victims: list[Pod] = []
         self._last_leftover_flush = self.clock.now()
+        self._in_cycle: tuple[CycleState, Pod, str] | None = None
+        """(state, assumed pod, node) once a cycle has assumed its pod, for undoing it."""
         self._eviction: Any = None
 
     @property
@@ -272,10 +306,8 @@ class Scheduler:
     # ------------------------------------------------------------------ lookups
 
     def _lookup_pending(self, namespace: str, name: str) -> Pod | None:
-        for p in self._pending.values():
-            if p.metadata.name == name and p.metadata.namespace == namespace:
-                return p
-        return None
+        uid = self._pending_keys.get(f"{namespace}/{name}")
+        return None if uid is None else self._pending.get(uid)
 
     def _namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         ns = self.objects.get_namespace(namespace)
@@ -309,38 +341,54 @@ class Scheduler:
 
     # ------------------------------------------------------------------ node events
 
-    def add_node(self, node: Node) -> None:
+    # Unknown objects, as kube-scheduler's event handlers treat them: an update of an unknown
+    # pod or node adds it (the cache's UpdateNode creates the node, the queue's Update adds
+    # the pod), a delete of an unknown pod or node is ignored (kube-scheduler logs it).
+    # Every method taking a Pod or Node also takes its Kubernetes JSON as a dict.
+
+    def add_node(self, node: Node | Mapping[str, Any]) -> None:
+        node = _as_node(node)
         self.cache.add_node(node)
         self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node)
 
-    def update_node(self, node: Node) -> None:
-        """Replace a node; raises CacheError for an unknown node."""
+    def update_node(self, node: Node | Mapping[str, Any]) -> None:
+        """Replace a node; an unknown node is added (kube-scheduler's cache.UpdateNode)."""
+        node = _as_node(node)
         try:
             old = self.cache.get_node(node.metadata.name).node
         except (KeyError, CacheError):
             old = None
         if old is None:
-            raise CacheError(f'node "{node.metadata.name}" is not in the cache')
+            self.add_node(node)
+            return
         self.cache.update_node(old, node)
         for ev in node_scheduling_properties_change(node, old):
             if ev.action_type == ActionType.UpdateNodeDeclaredFeature and not self._declared:
                 continue
             self.queue.move_all_to_active_or_backoff_queue(ev, old, node)
 
-    def delete_node(self, node: Node | str) -> None:
-        name = node if isinstance(node, str) else node.metadata.name
+    def delete_node(self, node: Node | Mapping[str, Any] | str) -> None:
+        """A node is gone (by object or name); an unknown node is ignored."""
+        name = node if isinstance(node, str) else _as_node(node).metadata.name
         try:
             old = self.cache.get_node(name).node
         except (KeyError, CacheError):
             old = None
+        if old is None:
+            return
         self.cache.remove_node(name)
         self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_DELETE, old, None)
 
     # ------------------------------------------------------------------ pod events
 
-    def add_pod(self, pod: Pod) -> None:
+    def add_pod(self, pod: Pod | Mapping[str, Any]) -> None:
         """A pod appeared: assigned pods go to the cache, our pending pods to the queue.
         Terminal pods are invisible, as they are to kube-scheduler's informers."""
+        pod = _as_pod(pod)
+        if not pod.metadata.namespace:  # built in code: the API server requires one
+            raise InvalidObjectError(
+                f"pod {pod.metadata.name}", "metadata.namespace", "Required value"
+            )
         if is_terminal(pod):
             return
         if pod.spec.node_name:
@@ -348,7 +396,14 @@ class Scheduler:
         elif self.responsible_for(pod):
             if pod.uid in self._pending:
                 raise CacheError(f"pod {pod.key} is already pending")
+            other = self._lookup_pending(pod.metadata.namespace, pod.metadata.name)
+            if other is not None:
+                raise CacheError(
+                    f"pod {pod.key} (uid {pod.uid!r}) has the namespace/name of pending pod "
+                    f"{other.key} (uid {other.uid!r}): delete that one first"
+                )
             self._pending[pod.uid] = pod
+            self._pending_keys[pod.key] = pod.uid
             if self._track_workloads:
                 self.workload_manager.add_pod(pod)
             self.queue.add(pod)
@@ -378,8 +433,9 @@ class Scheduler:
         except (KeyError, CacheError):
             return None
 
-    def update_pod(self, pod: Pod) -> None:
-        """A new version of a pod (matched by UID)."""
+    def update_pod(self, pod: Pod | Mapping[str, Any]) -> None:
+        """A new version of a pod (matched by UID); an unknown pod is added."""
+        pod = _as_pod(pod)
         pending = self._pending.get(pod.uid)
         if is_terminal(pod):
             self.delete_pod(pod)
@@ -402,20 +458,27 @@ class Scheduler:
             return
         self.add_pod(pod)
 
+    def _drop_pending(self, pod: Pod) -> None:
+        gone = self._pending.pop(pod.uid, None)
+        if gone is not None and self._pending_keys.get(gone.key) == gone.uid:
+            del self._pending_keys[gone.key]
+
     def _set_pending(self, pod: Pod, old: Pod | None = None) -> None:
         old = old if old is not None else self._pending.get(pod.uid)
         self._pending[pod.uid] = pod
         self.queue.update(old, pod)
 
     def _forget_pending(self, pod: Pod) -> None:
-        self._pending.pop(pod.uid, None)
+        self._drop_pending(pod)
         self.workload_manager.delete_pod(pod)
         self.queue.delete(pod)
         for fwk in self.frameworks.values():
             fwk.reject_waiting_pod(pod.uid)
 
-    def delete_pod(self, pod: Pod | str) -> None:
-        """A pod is gone (by object, UID or namespace/name)."""
+    def delete_pod(self, pod: Pod | Mapping[str, Any] | str) -> None:
+        """A pod is gone (by object, UID or namespace/name); an unknown pod is ignored."""
+        if not isinstance(pod, (Pod, str)):
+            pod = _as_pod(pod)
         found = self._find_pod(pod)
         if found is None:
             return
@@ -610,10 +673,69 @@ class Scheduler:
         return self._schedule(fwk, qpi)
 
     def _schedule(self, fwk: Framework, qpi: QueuedPodInfo) -> SchedulingResult:
+        """One scheduling cycle; whatever goes wrong inside it (an error in kschedlib itself
+        included) ends as an Error attempt with the pod requeued, never a lost pod."""
         start = time.perf_counter()
+        self._in_cycle = None
+        try:
+            return self._scheduling_cycle(fwk, qpi, start)
+        except Exception as exc:
+            return self._internal_error(fwk, qpi, exc, start)
+        finally:
+            self._in_cycle = None
+
+    def _internal_error(
+        self, fwk: Framework, qpi: QueuedPodInfo, exc: Exception, start: float
+    ) -> SchedulingResult:
+        """An unexpected exception in a cycle: undo the assumption (Unreserve, forget the
+        assumed pod) and handle it as an Error status (requeue with backoff, FailedScheduling)."""
+        st = from_exception(exc)
+        msg = f"internal error: {st.message()}"
+        cycle = self._in_cycle
+        self._in_cycle = None
+        if cycle is not None:
+            state, assumed, host = cycle
+            self._waiting.pop(assumed.uid, None)
+            with contextlib.suppress(Exception):
+                fwk.waiting_pods.remove(assumed.uid)
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            with contextlib.suppress(Exception):
+                self.cache.forget_pod(assumed)
+        uid = qpi.pod.uid
+        if uid not in self._pending and self._cached(qpi.pod) is None:
+            # The error struck between leaving the queue and joining the cache: pending again.
+            pod = qpi.pod.with_node_name("") if qpi.pod.spec.node_name else qpi.pod
+            self._pending[uid] = pod
+            self._pending_keys[pod.key] = uid
+        try:
+            return self._fail(fwk, qpi, Status(Code.Error, (msg,), "", exc),
+                              CLEAR_NOMINATED_NODE, None, start, msg)
+        except Exception:
+            self._ensure_queued(qpi)
+            self.events.append(
+                Event("Warning", "FailedScheduling", qpi.pod.key, msg, self.clock.now())
+            )
+            return SchedulingResult(qpi.pod, Outcome.Error, None, msg, None, (), None)
+
+    def _ensure_queued(self, qpi: QueuedPodInfo) -> None:
+        """Last resort after a failed failure handling: the pod is pending again somewhere."""
+        with contextlib.suppress(Exception):
+            self.queue.done(qpi.pod.uid)
+        pod = self._pending.get(qpi.pod.uid)
+        if pod is None or pod.spec.node_name:
+            return
+        with contextlib.suppress(Exception):
+            if not self.queue.where_is(pod):
+                self.queue.add(pod)
+
+    def _scheduling_cycle(
+        self, fwk: Framework, qpi: QueuedPodInfo, start: float
+    ) -> SchedulingResult:
         pod = qpi.pod
         state = CycleState()
         self._victims = []
+        keys = self._explain_keys
+        explain = self.explain_enabled or (keys is not None and pod.key in keys)
         try:
             self.cache.update_snapshot(self.snapshot)
         except KSchedError as exc:
@@ -621,13 +743,13 @@ class Scheduler:
             return self._fail(fwk, qpi, err, None, None, start, str(exc))
         try:
             result = self.algorithm.schedule_pod(
-                fwk, state, pod, self.snapshot, explain=self.explain_enabled
+                fwk, state, pod, self.snapshot, explain=explain
             )
         except NoNodesAvailableError as exc:
             none = Status(Code.UnschedulableAndUnresolvable, (str(exc),))
             return self._fail(fwk, qpi, none, CLEAR_NOMINATED_NODE, None, start, str(exc))
         except FitError as fit:
-            return self._fit_error(fwk, state, qpi, fit, start)
+            return self._fit_error(fwk, state, qpi, fit, start, explain)
         except SchedulingError as exc:
             part = exc.partial
             exp = (
@@ -638,13 +760,14 @@ class Scheduler:
             return self._fail(
                 fwk, qpi, Status.error(exc), CLEAR_NOMINATED_NODE, exp, start, str(exc)
             )
-        explanation = self._explain(fwk, pod, result.diagnosis, result) if self.explain_enabled else None
+        explanation = self._explain(fwk, pod, result.diagnosis, result) if explain else None
         host = result.suggested_host
         assumed = pod.with_node_name(host)
         try:
             self.cache.assume_pod(assumed)
         except CacheError as exc:
             return self._fail(fwk, qpi, Status.error(exc), CLEAR_NOMINATED_NODE, explanation, start, str(exc))
+        self._in_cycle = (state, assumed, host)
         self.queue.delete_nominated_pod_if_exists(assumed)
         st: Status | None = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if st is not None and st.code != Code.Success:
@@ -678,7 +801,14 @@ class Scheduler:
             if verdict is not None and verdict.code == Code.Wait:
                 continue
             del self._waiting[uid]
-            out.append(self._binding_cycle(pb, time.perf_counter(), verdict))
+            start = time.perf_counter()
+            self._in_cycle = (pb.state, pb.assumed, pb.host)
+            try:
+                out.append(self._binding_cycle(pb, start, verdict))
+            except Exception as exc:
+                out.append(self._internal_error(pb.fwk, pb.qpi, exc, start))
+            finally:
+                self._in_cycle = None
         return out
 
     def _binding_cycle(
@@ -738,7 +868,7 @@ class Scheduler:
             return failed
         self.cache.finish_binding(assumed)
         # The binding is confirmed at once, as the informer's add of the assigned pod would.
-        self._pending.pop(assumed.uid, None)
+        self._drop_pending(assumed)
         self.queue.done(assumed.uid)
         bound = assumed
         if assumed.status.nominated_node_name and self._clear_nnn_after_binding:
@@ -759,17 +889,15 @@ class Scheduler:
                 try:
                     ext.bind(pod, host)
                 except Exception as exc:
-                    return Status.error(exc)
+                    return from_exception(exc, ext.name)
                 return None
-        try:
-            return fwk.run_bind_plugins(state, pod, host)
-        except Exception as exc:  # a host binder that raised: the bind failed
-            return Status.error(exc)
+        return fwk.run_bind_plugins(state, pod, host)
 
     # ------------------------------------------------------------------ failures
 
     def _fit_error(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError, start: float
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError, start: float,
+        explain: bool = True,
     ) -> SchedulingResult:
         pod = qpi.pod
         nominating: NominatingInfo | None = None
@@ -781,7 +909,7 @@ class Scheduler:
             if result is not None:
                 # An empty name clears an earlier nomination (a failed retry).
                 nominating = NominatingInfo(result.nominated_node_name, NominatingMode.Override)
-        explanation = self._explain(fwk, pod, fit.diagnosis, None) if self.explain_enabled else None
+        explanation = self._explain(fwk, pod, fit.diagnosis, None) if explain else None
         self.metrics.preemption_victims += len(self._victims)
         return self._fail(
             fwk, qpi, Status(Code.Unschedulable, (fit.message(),)), nominating, explanation, start,
@@ -893,12 +1021,23 @@ class Scheduler:
             d.post_filter_msg,
         )
         self.explanations[pod.key] = exp
+        if self._explain_keys is not None and pod.key in self._explain_keys:
+            self.explanation_history.setdefault(pod.key, []).append(exp)
         return exp
 
     def explain(self, pod: Pod | str) -> Explanation | None:
         """The breakdown of the last attempt for a pod (by object or namespace/name)."""
         key = pod.key if isinstance(pod, Pod) else pod
         return self.explanations.get(key)
+
+    def explain_attempts(self, pod: Pod | str) -> list[Explanation]:
+        """Every recorded attempt of a pod named in ``explain=`` (else the last one, if any)."""
+        key = pod.key if isinstance(pod, Pod) else pod
+        history = self.explanation_history.get(key)
+        if history is not None:
+            return list(history)
+        last = self.explanations.get(key)
+        return [] if last is None else [last]
 
     # ------------------------------------------------------------------ inspection
 

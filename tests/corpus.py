@@ -1,5 +1,6 @@
-"""Where the shared conformance corpus and benchmarks live: ``../shared`` beside the repo,
-or ``$KSCHEDLIB_SHARED``."""
+"""Where the conformance corpus lives: the in-repo copy ``tests/conformance/corpus`` (so a
+fresh clone runs the whole suite), refreshed from ``../shared/conformance`` (or
+``$KSCHEDLIB_SHARED/conformance``) by ``scripts/refresh_corpus.py``."""
 
 from __future__ import annotations
 
@@ -8,5 +9,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("KSCHEDLIB_SHARED", REPO.parent / "shared"))
-CORPUS = SHARED / "conformance"
+CORPUS = REPO / "tests" / "conformance" / "corpus"
+SHARED_CORPUS = SHARED / "conformance"
 BENCH = SHARED / "bench"
+"""The shared benchmark workloads (large; no test needs them: tests generate their inputs)."""

@@ -93,10 +93,19 @@ def _dec_quantity(value: Any, path: str) -> Quantity:
     if not isinstance(value, str):
         raise FieldError(path, f"expected quantity, got {_type_name(value)}")
     try:
+        # Go's Quantity.UnmarshalJSON trims surrounding white space before parsing.
+        if value[:1] in _GO_SPACE or value[-1:] in _GO_SPACE:
+            value = value.strip(_GO_SPACE)
         return parse_quantity(value)
     except QuantityError:
         raise FieldError(path, f'invalid quantity "{value}"') from None
 
+
+# What Go's strings.TrimSpace removes (unicode.IsSpace).
+_GO_SPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 
 _RFC3339 = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
@@ -134,6 +143,8 @@ def format_time(value: _dt.datetime) -> str:
 
 
 def _dec_time(value: Any, path: str) -> _dt.datetime:
+    if isinstance(value, _dt.datetime):  # an unquoted YAML timestamp, as kubectl writes it
+        return value if value.tzinfo is not None else value.replace(tzinfo=_dt.timezone.utc)
     if not isinstance(value, str):
         raise FieldError(path, f"expected timestamp string, got {_type_name(value)}")
     try:
@@ -313,6 +324,37 @@ def decode(cls: type[T], data: Any, path: str = "") -> T:
     return result
 
 
+def unknown_fields(tp: Any, data: Any, path: str = "") -> list[str]:
+    """Paths of keys in ``data`` that the model type ``tp`` has no field for (strict
+    decoding, as kube-scheduler's config decoder does), recursing into nested models."""
+    out: list[str] = []
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in _UNION_TYPES:
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) == 1:
+            return unknown_fields(inner[0], data, path)
+        return out
+    if origin is tuple and isinstance(data, list) and args:
+        for i, v in enumerate(data):
+            out += unknown_fields(args[0], v, f"{path}[{i}]")
+        return out
+    if origin in (dict, Mapping) and isinstance(data, dict) and len(args) == 2:
+        for k, v in data.items():
+            out += unknown_fields(args[1], v, _join(path, str(k)))
+        return out
+    if isinstance(tp, type) and attrs.has(tp) and isinstance(data, dict):
+        rows = {row.key: row for row in _plan(tp)}
+        hints = typing.get_type_hints(tp)
+        for k, v in data.items():
+            row = rows.get(k)
+            if row is None:
+                out.append(_join(path, str(k)))
+            else:
+                out += unknown_fields(hints[row.attr], v, _join(path, row.key))
+    return out
+
+
 def encode(value: Any) -> dict[str, Any]:
     """Encode an attrs model into its camelCase JSON dict, omitting empty fields."""
     result: dict[str, Any] = _model_encoder(type(value))(value)
@@ -332,12 +374,62 @@ def object_label(kind: str, data: Any) -> str:
     return f"{kind} {ident}"
 
 
-def decode_object(cls: type[T], kind: str, data: Any) -> T:
-    """Decode a top-level Kubernetes object, turning field errors into InvalidObjectError."""
+def decode_object(cls: type[T], kind: str, data: Any, *, validate: bool = True) -> T:
+    """Decode a top-level Kubernetes object, turning field errors into InvalidObjectError.
+
+    A ``kind`` naming another kind is an error. With ``validate`` the object is then checked
+    as the API server would (every object: a name, valid labels; Pods and Nodes also
+    non-negative quantities, ports, priority, spread constraints, affinity selectors), and a
+    namespaced object without a namespace goes to "default" (as kubectl puts it).
+    """
+    want = _default_kind(cls)
+    if isinstance(data, dict) and want:
+        got = data.get("kind")
+        if got is not None and got != want:
+            raise InvalidObjectError(
+                object_label(kind, data), "kind", f'expected "{want}", got {got!r}'
+            )
     try:
-        return decode(cls, data)
+        obj = decode(cls, data)
     except FieldError as exc:
         raise InvalidObjectError(object_label(kind, data), exc.path, exc.problem) from None
+    except RecursionError:
+        raise InvalidObjectError(
+            object_label(kind, data), "", "nested too deeply to decode"
+        ) from None
+    if not validate or not hasattr(obj, "metadata"):
+        return obj
+    from kschedlib.api import validation
+
+    if want in _NAMESPACED:
+        obj = validation.default_namespace(obj)
+    if want == "Pod":
+        problems = validation.pod_problems(obj)
+    elif want == "Node":
+        problems = validation.node_problems(obj)
+    else:
+        problems = validation.meta_problems(obj, namespaced=want in _NAMESPACED)
+    for problem in problems:
+        key = getattr(obj, "key", "")
+        label = f"{kind} {key}" if key else object_label(kind, data)
+        raise InvalidObjectError(label, problem.path, problem.problem)
+    return obj
+
+
+# Namespaced kinds: kubectl puts one read from a manifest without a namespace in "default".
+_NAMESPACED = frozenset({
+    "Pod", "PersistentVolumeClaim", "PodDisruptionBudget", "Service", "ReplicaSet",
+    "StatefulSet", "ReplicationController",
+})
+
+
+def _default_kind(cls: type) -> str:
+    """The ``kind`` an attrs object class defaults to ("" when it has none)."""
+    if not attrs.has(cls):
+        return ""
+    f = getattr(attrs.fields(cls), "kind", None)
+    default = getattr(f, "default", None)
+    return default if isinstance(default, str) else ""
 
 
 def one_of(*allowed: str) -> Callable[[Any, Any, Any], None]:

@@ -411,6 +411,10 @@ def load_objects(*sources: Any) -> ObjectList:
     summary and the scheduler configuration attached (:class:`ObjectList`)."""
     out = ObjectList()
     for source in sources:
-        for origin, doc in _raw_items(source, out):
-            _add(doc, origin, out)
+        origin = "<input>"
+        try:
+            for origin, doc in _raw_items(source, out):
+                _add(doc, origin, out)
+        except RecursionError:  # thousands of nesting levels: a typed error, not a crash
+            raise InvalidObjectError(origin, "", "nested too deeply") from None
     return out

@@ -50,14 +50,17 @@ class KubeObject:
     metadata: ObjectMeta
 
     @classmethod
-    def from_dict(cls: type[_T], data: Any) -> _T:
+    def from_dict(cls: type[_T], data: Any, *, validate: bool = True) -> _T:
+        """Decode Kubernetes JSON; with ``validate`` (the default) an object the API server
+        would reject raises InvalidObjectError (``validate=False`` only checks types, for
+        test tables ported from kube-scheduler's Go tests, which skip API validation)."""
         from kschedlib.api.clients import as_api_dict, find_snake_case_key
         from kschedlib.api.codec import decode_object, object_label
 
         # Client objects are converted; a snake_case dict (a client's to_dict()) is refused.
         if type(data) is not dict or find_snake_case_key(data) is not None:
             data = as_api_dict(data, object_label(cls.label, data))
-        return decode_object(cls, cls.label, data)
+        return decode_object(cls, cls.label, data, validate=validate)
 
     def to_dict(self) -> dict[str, Any]:
         """The object as Kubernetes JSON (camelCase keys, quantities as strings);

@@ -1,19 +1,18 @@
 """Resource accounting as kube-scheduler does it: the Resource value and pod request sums.
 
-Requests are summed exactly (as Go sums resource.Quantity) and only then converted to
-integers (milli-CPU, bytes, counts), so rounding matches kube-scheduler.
+Requests are summed as Go sums resource.Quantity (exactly, with Go's representation) and
+only then converted to integers with Go's MilliValue()/Value() (rounding, int64 wrap-around
+and saturation included); Resource totals are int64 and wrap as Go's do.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
-from fractions import Fraction
 
 import attrs
 
 from kschedlib.api.pod import Container, ContainerStatus, Pod
-from kschedlib.api.quantity import Quantity
+from kschedlib.api.quantity import Quantity, quantity_from_int, quantity_from_milli
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -27,7 +26,17 @@ _REQUESTS_PREFIX = "requests."
 _HUGEPAGES_PREFIX = "hugepages-"
 _ATTACHABLE_PREFIX = "attachable-volumes-"
 
-ExactList = dict[str, Fraction]
+ExactList = dict[str, Quantity]
+
+_I64 = 1 << 64
+_I63 = 1 << 63
+
+
+def wrap64(x: int) -> int:
+    """Two's complement int64 wrap-around of ``x`` (Go integer arithmetic)."""
+    if -_I63 <= x < _I63:
+        return x
+    return (x + _I63) % _I64 - _I63
 
 
 def is_prefixed_native_resource(name: str) -> bool:
@@ -87,42 +96,44 @@ class Resource:
     def from_list(cls, rl: Mapping[str, Quantity]) -> Resource:
         """NewResource: totals of a ResourceList such as a node's allocatable."""
         r = cls()
-        r.add_exact({k: q.as_fraction() for k, q in rl.items()})
+        r.add_exact(rl)
         return r
 
-    def add_exact(self, rl: Mapping[str, Fraction]) -> None:
-        """Resource.Add over exact quantities."""
-        for name, v in rl.items():
+    def add_exact(self, rl: Mapping[str, Quantity]) -> None:
+        """Resource.Add over a ResourceList: MilliValue() for cpu, Value() otherwise, summed
+        as Go int64."""
+        for name, q in rl.items():
             if name == CPU:
-                self.milli_cpu += math.ceil(v * 1000)
+                self.milli_cpu = wrap64(self.milli_cpu + q.milli_value())
             elif name == MEMORY:
-                self.memory += math.ceil(v)
+                self.memory = wrap64(self.memory + q.value())
             elif name == PODS:
-                self.allowed_pod_number += math.ceil(v)
+                self.allowed_pod_number = wrap64(self.allowed_pod_number + q.value())
             elif name == EPHEMERAL_STORAGE:
-                self.ephemeral_storage += math.ceil(v)
+                self.ephemeral_storage = wrap64(self.ephemeral_storage + q.value())
             elif is_scalar_resource(name):
-                self.scalar_resources[name] = self.scalar_resources.get(name, 0) + math.ceil(v)
+                sr = self.scalar_resources
+                sr[name] = wrap64(sr.get(name, 0) + q.value())
 
     def add(self, other: Resource) -> None:
-        self.milli_cpu += other.milli_cpu
-        self.memory += other.memory
-        self.ephemeral_storage += other.ephemeral_storage
-        self.allowed_pod_number += other.allowed_pod_number
+        self.milli_cpu = wrap64(self.milli_cpu + other.milli_cpu)
+        self.memory = wrap64(self.memory + other.memory)
+        self.ephemeral_storage = wrap64(self.ephemeral_storage + other.ephemeral_storage)
+        self.allowed_pod_number = wrap64(self.allowed_pod_number + other.allowed_pod_number)
         if other.scalar_resources:
             sr = self.scalar_resources
             for k, v in other.scalar_resources.items():
-                sr[k] = sr.get(k, 0) + v
+                sr[k] = wrap64(sr.get(k, 0) + v)
 
     def sub(self, other: Resource) -> None:
-        self.milli_cpu -= other.milli_cpu
-        self.memory -= other.memory
-        self.ephemeral_storage -= other.ephemeral_storage
-        self.allowed_pod_number -= other.allowed_pod_number
+        self.milli_cpu = wrap64(self.milli_cpu - other.milli_cpu)
+        self.memory = wrap64(self.memory - other.memory)
+        self.ephemeral_storage = wrap64(self.ephemeral_storage - other.ephemeral_storage)
+        self.allowed_pod_number = wrap64(self.allowed_pod_number - other.allowed_pod_number)
         if other.scalar_resources:
             sr = self.scalar_resources
             for k, v in other.scalar_resources.items():
-                sr[k] = sr.get(k, 0) - v
+                sr[k] = wrap64(sr.get(k, 0) - v)
 
     def clone(self) -> Resource:
         return Resource(
@@ -155,25 +166,26 @@ class Resource:
         )
 
 
-def _add_into(acc: ExactList, rl: Mapping[str, Fraction]) -> None:
-    for k, v in rl.items():
-        acc[k] = acc.get(k, Fraction(0)) + v
-
-
-def _max_into(acc: ExactList, rl: Mapping[str, Fraction]) -> None:
+def _add_into(acc: ExactList, rl: Mapping[str, Quantity]) -> None:
     for k, v in rl.items():
         cur = acc.get(k)
-        if cur is None or v > cur:
+        acc[k] = v if cur is None else cur + v
+
+
+def _max_into(acc: ExactList, rl: Mapping[str, Quantity]) -> None:
+    for k, v in rl.items():
+        cur = acc.get(k)
+        if cur is None or v.cmp(cur) > 0:
             acc[k] = v
 
 
 def _exact(rl: Mapping[str, Quantity]) -> ExactList:
-    return {k: q.as_fraction() for k, q in rl.items()}
+    return dict(rl)
 
 
 def _container_requests(
     c: Container,
-    non_missing: Mapping[str, Fraction] | None,
+    non_missing: Mapping[str, Quantity] | None,
     status: ContainerStatus | None = None,
     resize_infeasible: bool = False,
 ) -> ExactList:
@@ -212,7 +224,7 @@ def is_pod_resize_infeasible(pod: Pod) -> bool:
 def aggregate_container_requests(
     containers: Iterable[Container],
     init_containers: Iterable[Container],
-    non_missing: Mapping[str, Fraction] | None = None,
+    non_missing: Mapping[str, Quantity] | None = None,
     pod: Pod | None = None,
 ) -> ExactList:
     """Sum of app containers and sidecars, maxed with each init container's peak (KEP-753).
@@ -248,7 +260,7 @@ def aggregate_container_requests(
 def pod_requests(
     pod: Pod,
     *,
-    non_missing: Mapping[str, Fraction] | None = None,
+    non_missing: Mapping[str, Quantity] | None = None,
     exclude_overhead: bool = False,
     skip_pod_level: bool = False,
 ) -> ExactList:
@@ -260,15 +272,15 @@ def pod_requests(
         assert pod.spec.resources is not None
         for k, q in pod.spec.resources.requests.items():
             if _is_supported_pod_level(k):
-                reqs[k] = q.as_fraction()
+                reqs[k] = q
     if not exclude_overhead and pod.spec.overhead:
         _add_into(reqs, _exact(pod.spec.overhead))
     return reqs
 
 
-NON_ZERO_DEFAULTS: Mapping[str, Fraction] = {
-    CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000),
-    MEMORY: Fraction(DEFAULT_MEMORY_REQUEST),
+NON_ZERO_DEFAULTS: Mapping[str, Quantity] = {
+    CPU: quantity_from_milli(DEFAULT_MILLI_CPU_REQUEST),
+    MEMORY: quantity_from_int(DEFAULT_MEMORY_REQUEST),
 }
 
 
@@ -299,6 +311,8 @@ def compute_pod_resources(pod: Pod, skip_pod_level: bool = False) -> PodResource
         if defaults
         else requests
     )
-    non0_cpu = math.ceil(non0.get(CPU, Fraction(0)) * 1000)
-    non0_mem = math.ceil(non0.get(MEMORY, Fraction(0)))
+    cpu = non0.get(CPU)
+    mem = non0.get(MEMORY)
+    non0_cpu = 0 if cpu is None else cpu.milli_value()
+    non0_mem = 0 if mem is None else mem.value()
     return PodResources(res, non0_cpu, non0_mem)

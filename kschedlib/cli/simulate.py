@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 import attrs
@@ -39,6 +40,8 @@ class Simulation:
     last: dict[str, SchedulingResult]
     order: list[str]
     preemptions: list[SchedulingResult]
+    attempts: dict[str, list[SchedulingResult]] = attrs.field(factory=dict)
+    """Every attempt of the pods named for explanation, in order."""
 
 
 def simulate(
@@ -47,38 +50,57 @@ def simulate(
     *,
     seed: int | None = 0,
     progress: TextIO | None = None,
+    explain: Iterable[str] = (),
     held: Mapping[str, Pod] | None = None,
     feature_gates: FeatureGates | None = None,
 ) -> Simulation:
     """Schedule all pending pods, advancing a fake clock through backoffs until nothing moves.
     ``held`` maps a pod key to a pod created only once that pod is bound (an OrderedReady
-    StatefulSet's next ordinal); such pods are not in ``objects``."""
+    StatefulSet's next ordinal); such pods are not in ``objects``.
+
+    Explanations are recorded only for the pods named in ``explain`` (every attempt of
+    each): recording them for all pods would cost time and memory for nothing.
+    """
     clock = FakeClock()
-    sched = Scheduler(config, clock=clock, seed=seed, feature_gates=feature_gates)
+    keys = frozenset(explain)
+    sched = Scheduler(config, clock=clock, seed=seed, explain=keys, feature_gates=feature_gates)
     sched.apply(objects)
     held = dict(held or {})
     order = [o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name]
     order += [p.key for p in held.values()]
     last: dict[str, SchedulingResult] = {}
     preemptions: list[SchedulingResult] = []
+    attempts: dict[str, list[SchedulingResult]] = {}
     total = len(order)
+    show = progress is not None and total >= 50
+    done = 0
+    scheduled = Outcome.Scheduled
     for _ in range(MAX_ROUNDS):
         for r in sched.run():
             if r.victims:
                 preemptions.append(r)
-            last[r.key] = r
-            nxt = held.pop(r.key, None) if r.outcome == Outcome.Scheduled else None
+            key = r.key
+            prev = last.get(key)
+            if prev is not None and prev.outcome == scheduled:
+                done -= 1
+            if r.outcome == scheduled:
+                done += 1
+            last[key] = r
+            if key in keys:
+                attempts.setdefault(key, []).append(r)
+            nxt = held.pop(key, None) if r.outcome == scheduled else None
             if nxt is not None:
                 sched.add_pod(nxt)
-            if progress is not None and total >= 50:
-                done = sum(1 for x in last.values() if x.outcome == Outcome.Scheduled)
+            if show:
+                assert progress is not None
                 progress.write(f"\rscheduled {done}/{total}")
         if not sched.queue.pods_in_backoff_q() and not sched.queue.pods_in_active_q():
             break
         clock.advance(1.0)
-    if progress is not None and total >= 50:
+    if show:
+        assert progress is not None
         progress.write("\n")
-    return Simulation(sched, last, order, preemptions)
+    return Simulation(sched, last, order, preemptions, attempts)
 
 
 def _utilization(sched: Scheduler) -> list[dict[str, Any]]:
@@ -149,6 +171,90 @@ def report_text(sim: Simulation, out: TextIO) -> None:
     dra_report.write_text(sched.objects, sched.bound_pods(), out)
 
 
+_REASON = re.compile(r"^(\d+) (.+)$")
+
+
+def failure_reasons(message: str) -> list[str]:
+    """The reasons of a FailedScheduling message without their node counts:
+    ``0/5 nodes are available: 3 Insufficient cpu, 2 node(s) ... . preemption: ...`` gives
+    ``["Insufficient cpu", "node(s) ..."]``; another message is its own reason."""
+    head, sep, rest = message.partition(" nodes are available: ")
+    if not sep:
+        return [message]
+    body = rest.split(". ", 1)[0].rstrip(".")
+    reasons = []
+    for part in body.split(", "):
+        m = _REASON.match(part)
+        reasons.append(m.group(2) if m else part)
+    return reasons
+
+
+def summary(sim: Simulation) -> dict[str, Any]:
+    """Counts of scheduled and unschedulable pods, and unschedulable pods grouped by reason
+    (a pod counts once under each reason its last FailedScheduling message gives)."""
+    last, order = sim.last, sim.order
+    by_reason: dict[str, int] = {}
+    failed = 0
+    for k in order:
+        r = last.get(k)
+        if r is not None and r.outcome == Outcome.Scheduled:
+            continue
+        failed += 1
+        for reason in dict.fromkeys(failure_reasons(r.message if r else "never attempted")):
+            by_reason[reason] = by_reason.get(reason, 0) + 1
+    return {
+        "pods": len(order),
+        "scheduled": len(order) - failed,
+        "unschedulable": failed,
+        "preemptions": len(sim.preemptions),
+        "reasons": [
+            {"reason": k, "pods": n}
+            for k, n in sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))
+        ],
+    }
+
+
+def summary_text(sim: Simulation, out: TextIO) -> None:
+    data = summary(sim)
+    out.write(
+        f"Scheduled {data['scheduled']}/{data['pods']} pods; {data['unschedulable']} "
+        f"unschedulable; {data['preemptions']} preemption(s)\n"
+    )
+    if data["reasons"]:
+        out.write("\nUnschedulable pods by reason\n")
+        out.write(f"  {'PODS':>6}  REASON\n")
+        for row in data["reasons"]:
+            out.write(f"  {row['pods']:>6}  {row['reason']}\n")
+
+
+def attempts_text(sim: Simulation, key: str, out: TextIO) -> bool:
+    """Every recorded attempt of ``key`` (a preempting pod: the failed attempt with its
+    preemption, then the retry); False when none was recorded."""
+    attempts = [r for r in sim.attempts.get(key, []) if r.explanation is not None]
+    if not attempts:
+        exp = sim.scheduler.explain(key)
+        if exp is None:
+            return False
+        explain_text(exp, out)
+        return True
+    for i, r in enumerate(attempts, 1):
+        line = f"Attempt {i}/{len(attempts)}: {r.outcome.value}"
+        if r.node:
+            line += f" on {r.node}"
+        if r.nominated_node:
+            line += f", nominated to {r.nominated_node}"
+        if r.victims:
+            line += f", preempting {', '.join(sorted(v.key for v in r.victims))}"
+        out.write(line + "\n")
+        if r.outcome != Outcome.Scheduled and r.message:
+            out.write(f"  {r.message}\n")
+        assert r.explanation is not None
+        explain_text(r.explanation, out)
+        if i < len(attempts):
+            out.write("\n")
+    return True
+
+
 def explain_text(exp: Explanation, out: TextIO) -> None:
     out.write(f"Pod {exp.pod} (profile {exp.profile})\n")
     if exp.pre_filter is not None:
@@ -213,7 +319,15 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
         help="kubectl dump (JSON/YAML, Lists included), manifest file or folder (recursive), "
         "scenario JSON (conformance format), or - for stdin; several are merged",
     )
-    ap.add_argument("--explain", metavar="NS/POD", help="print the scheduling breakdown of a pod")
+    ap.add_argument(
+        "--explain", metavar="NS/POD", action="append",
+        help="print the scheduling breakdown of every attempt of a pod (repeatable); "
+        "explanations are recorded only for these pods",
+    )
+    ap.add_argument(
+        "--summary", action="store_true",
+        help="counts only: unschedulable pods grouped by reason (no per-pod listing)",
+    )
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -251,11 +365,16 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
             cluster.initial_objects(),
             seed=args.seed,
             progress=None if args.quiet or args.json else err,
+            explain=args.explain or (),
             held=cluster.held_pods(),
             feature_gates=gates,
         )
     except (KSchedError, OSError, json.JSONDecodeError) as exc:
         err.write(f"kschedlib simulate: {type(exc).__name__}: {exc}\n")
+        return 2
+    except RecursionError:
+        where = ", ".join(args.paths)
+        err.write(f"kschedlib simulate: InvalidObjectError: {where}: nested too deeply\n")
         return 2
     if args.html:
         from kschedlib.report import Report
@@ -267,24 +386,38 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
             err.write(f"kschedlib simulate: {type(exc).__name__}: {exc}\n")
             return 2
     if args.json:
-        data = report_json(sim)
+        data = summary(sim) if args.summary else report_json(sim)
         if args.explain:
-            exp = sim.scheduler.explain(args.explain)
-            data["explanation"] = exp.to_dict() if exp is not None else None
+            exps: dict[str, Any] = {}
+            for key in args.explain:
+                exp = sim.scheduler.explain(key)
+                exps[key] = {
+                    "last": exp.to_dict() if exp is not None else None,
+                    "attempts": [
+                        r.explanation.to_dict() for r in sim.attempts.get(key, [])
+                        if r.explanation is not None
+                    ],
+                }
+            if len(args.explain) == 1:
+                data["explanation"] = exps[args.explain[0]]["last"]
+            data["explanations"] = exps
         json.dump(data, out, indent=2)
         out.write("\n")
         return 0
-    report_text(sim, out)
-    if args.explain:
-        exp = sim.scheduler.explain(args.explain)
+    if args.summary:
+        summary_text(sim, out)
+    else:
+        report_text(sim, out)
+    status = 0
+    for key in args.explain or ():
         out.write("\n")
-        if exp is None:
-            why = sim.scheduler.why_pending(args.explain)
-            out.write(f"no scheduling attempt recorded for {args.explain}")
+        if not attempts_text(sim, key, out):
+            why = sim.scheduler.why_pending(key)
+            out.write(f"no scheduling attempt recorded for {key}")
             out.write(f": {why}\n" if why else "\n")
-            return 1
-        explain_text(exp, out)
-        why = sim.scheduler.why_pending(args.explain)
+            status = 1
+            continue
+        why = sim.scheduler.why_pending(key)
         if why:
             out.write(f"  Now: {why}\n")
-    return 0
+    return status

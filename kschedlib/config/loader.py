@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from kschedlib.api.codec import FieldError, decode
+from kschedlib.api.codec import FieldError, decode, unknown_fields
 from kschedlib.config.defaults import default_plugins, merge_plugins, plugin_names
 from kschedlib.config.types import (
     API_VERSION,
@@ -42,6 +42,25 @@ def _issue(text: str) -> FieldIssue:
     return FieldIssue(path, message)
 
 
+# Fields of KubeSchedulerConfiguration v1 (kschedlib reads some; the others are accepted,
+# as kube-scheduler accepts them); anything else is an unknown field (strict decoding).
+_TOP_FIELDS = frozenset({
+    "apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
+    "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
+    "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
+    "delayCacheUntilActive",
+})
+_PROFILE_FIELDS = frozenset({"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})
+_PLUGIN_CONFIG_FIELDS = frozenset({"name", "args"})
+
+
+def _unknown(raw: Mapping[str, Any], allowed: frozenset[str], path: str) -> list[str]:
+    return [
+        f'unknown field "{path}{k}"' for k in raw if isinstance(k, str) and k not in allowed
+    ] + [f"{path.rstrip('.') or '<root>'}: non-string key {k!r}" for k in raw
+         if not isinstance(k, str)]
+
+
 def _fail(errors: list[str]) -> None:
     if errors:
         raise ConfigError(PREFIX + "; ".join(errors), [_issue(e) for e in errors])
@@ -49,17 +68,26 @@ def _fail(errors: list[str]) -> None:
 
 def _read_source(source: str | os.PathLike[str]) -> Mapping[str, Any]:
     text: str
-    if isinstance(source, os.PathLike) or (
-        isinstance(source, str) and "\n" not in source and os.path.isfile(source)
-    ):
-        with open(source, encoding="utf-8") as fh:
-            text = fh.read()
+    single_line = isinstance(source, str) and "\n" not in source
+    if isinstance(source, os.PathLike) or (single_line and os.path.isfile(str(source))):
+        try:
+            with open(source, encoding="utf-8") as fh:
+                text = fh.read()
+        except FileNotFoundError:
+            raise ConfigError(f"{os.fspath(source)}: file not found") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{os.fspath(source)}: cannot read: {exc}") from None
     else:
         text = str(source)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid KubeSchedulerConfiguration: not YAML/JSON: {exc}") from None
+    except RecursionError:
+        raise ConfigError("invalid KubeSchedulerConfiguration: nested too deeply") from None
+    if single_line and not isinstance(data, Mapping):
+        # A one-line string that is not a mapping was meant as a path.
+        raise ConfigError(f"{source}: file not found")
     if not isinstance(data, Mapping):
         raise ConfigError("invalid KubeSchedulerConfiguration: expected a mapping at the top level")
     return data
@@ -90,6 +118,8 @@ def _decode_args(
     if not isinstance(raw, Mapping):
         errors.append(f"{path}: expected an object")
         return None
+    typed = {k: v for k, v in raw.items() if k not in ("apiVersion", "kind")}  # TypeMeta
+    errors.extend(f'unknown field "{u}"' for u in unknown_fields(spec.args_type, typed, path))
     try:
         args: Any = decode(spec.args_type, dict(raw), path)
     except FieldError as exc:
@@ -138,7 +168,7 @@ def load_config(
     else:
         raw = _read_source(source)
 
-    errors: list[str] = []
+    errors: list[str] = _unknown(raw, _TOP_FIELDS, "")
     api_version = raw.get("apiVersion", API_VERSION)
     if api_version != API_VERSION:
         errors.append(f'apiVersion: Unsupported value: "{api_version}": supported values: "{API_VERSION}"')
@@ -167,6 +197,12 @@ def load_config(
         if not isinstance(rp, Mapping):
             errors.append(f"{path}: expected an object")
             continue
+        errors.extend(_unknown(rp, _PROFILE_FIELDS, f"{path}."))
+        if rp.get("plugins"):
+            errors.extend(
+                f'unknown field "{u}"'
+                for u in unknown_fields(Plugins, rp["plugins"], f"{path}.plugins")
+            )
         name = rp.get("schedulerName", DEFAULT_SCHEDULER_NAME)
         if not isinstance(name, str):
             errors.append(f"{path}.schedulerName: expected string")
@@ -186,6 +222,7 @@ def load_config(
                 errors.append(f"{pc_path}.name: Required value")
                 continue
             pname = pc["name"]
+            errors.extend(_unknown(pc, _PLUGIN_CONFIG_FIELDS, f"{pc_path}."))
             if pname in seen:
                 errors.append(f'{pc_path}: Duplicate value: "{pname}"')
                 continue

@@ -222,7 +222,8 @@ def pod_disk_usage(stats: PodStats, pod: Pod, measure: Sequence[str]) -> tuple[i
 def resource_request(pod: Pod, resource: str) -> Fraction:
     """v1resource.GetResourceRequestQuantity: requests (pod-level when set), plus overhead
     when the total is non-zero."""
-    req = pod_requests(pod, exclude_overhead=True).get(resource, Fraction(0))
+    q = pod_requests(pod, exclude_overhead=True).get(resource)
+    req = q.as_fraction() if q is not None else Fraction(0)
     if req != 0 and resource in pod.spec.overhead:
         req += pod.spec.overhead[resource].as_fraction()
     return req

@@ -122,7 +122,8 @@ def _remaining_pod_mem_request_per_container(pod: Pod) -> int:
         return 0
     n = len(pod.spec.containers) + len(pod.spec.init_containers)
     agg = aggregate_container_requests(pod.spec.containers, pod.spec.init_containers)
-    remaining = q.value() - int(agg.get("memory", Fraction(0)))
+    agg_mem = agg.get("memory")
+    remaining = q.value() - (agg_mem.value() if agg_mem is not None else 0)
     return _go_div(remaining, n) if n else 0
 
 

@@ -36,6 +36,9 @@ class QueuedPodInfo:
     """The PreEnqueue plugin currently gating the pod ("" = not gated)."""
     gating_plugin_events: tuple[ClusterEvent, ...] = ()
     """Events the gating plugin registered: only those can ungate the pod."""
+    seq: int = 0
+    """Arrival order of the pod's current ``timestamp`` in its queue: breaks QueueSort ties
+    (equal priority and timestamp) so such pods pop in the order they were added."""
     epoch: int = attrs.field(default=0, eq=False, repr=False)
     """The queue epoch that owns this object; a queue copies a QueuedPodInfo of another epoch
     (shared with a fork) before changing it."""
@@ -90,6 +93,7 @@ class QueuedPodInfo:
             pending_plugins=set(self.pending_plugins),
             gating_plugin=self.gating_plugin,
             gating_plugin_events=self.gating_plugin_events,
+            seq=self.seq,
         )
 
     def fork_copy(self) -> QueuedPodInfo:
@@ -110,6 +114,7 @@ class QueuedPodInfo:
         new.pending_plugins = set(self.pending_plugins)
         new.gating_plugin = self.gating_plugin
         new.gating_plugin_events = self.gating_plugin_events
+        new.seq = self.seq
         new.epoch = self.epoch
         return new
 

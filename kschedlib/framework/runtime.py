@@ -3,6 +3,7 @@ kube-scheduler v1.35's semantics. A Framework is also the Handle its plugins rec
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from operator import add
 from typing import Any
@@ -28,7 +29,7 @@ from kschedlib.framework.interface import (
 )
 from kschedlib.framework.node_local_cache import NodeLocalCache, Table, node_local_fragments
 from kschedlib.framework.registry import Registry
-from kschedlib.framework.status import SKIP, Code, Status
+from kschedlib.framework.status import SKIP, Code, Status, from_exception
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.framework.waiting_pods import WaitingPod, WaitingPodsMap
 
@@ -155,6 +156,12 @@ class Framework:
                 raise ConfigError(
                     f'profile "{self.profile_name}": initializing plugin "{name}": {exc}'
                 ) from exc
+            reported = getattr(plugin, "name", None)
+            if reported != name:
+                raise ConfigError(
+                    f'profile "{self.profile_name}": plugin "{name}" reports the name '
+                    f"{reported!r}: a plugin's name must be the name it is registered under"
+                )
             self.plugins[name] = plugin
 
         self.points: dict[str, list[Any]] = {p: [] for p in EXTENSION_POINTS}
@@ -328,7 +335,11 @@ class Framework:
 
     def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
         for pl in self.pre_enqueue_plugins:
-            st: Status | None = pl.pre_enqueue(pod)
+            st: Status | None
+            try:
+                st = pl.pre_enqueue(pod)
+            except Exception as exc:
+                st = from_exception(exc, pl.name)
             if not _ok(st):
                 assert st is not None
                 return st.with_plugin(pl.name)
@@ -347,7 +358,10 @@ class Framework:
         return_status: Status | None = None
         try:
             for pl in self.pre_filter_plugins:
-                r, s = pl.pre_filter(state, pod, nodes)
+                try:
+                    r, s = pl.pre_filter(state, pod, nodes)
+                except Exception as exc:
+                    r, s = None, from_exception(exc, pl.name)
                 if s is not None and s.code == Code.Skip:
                     skip.add(pl.name)
                     continue
@@ -398,11 +412,14 @@ class Framework:
         self, op: str, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo
     ) -> Status | None:
         for pl in self.pre_filter_plugins:
-            ext = pl.pre_filter_extensions()
-            if ext is None or pl.name in state.skip_filter_plugins:
-                continue
-            fn = ext.add_pod if op == "AddPod" else ext.remove_pod
-            st = fn(state, pod, pod_info, node_info)
+            try:
+                ext = pl.pre_filter_extensions()
+                if ext is None or pl.name in state.skip_filter_plugins:
+                    continue
+                fn = ext.add_pod if op == "AddPod" else ext.remove_pod
+                st = fn(state, pod, pod_info, node_info)
+            except Exception as exc:
+                st = from_exception(exc, pl.name)
             if not _ok(st):
                 assert st is not None
                 return Status.error(
@@ -466,7 +483,11 @@ class Framework:
         if filters is None:
             filters = self.filter_functions(state)
         for name, fn in filters:
-            st: Status | None = fn(state, pod, node_info)
+            st: Status | None
+            try:
+                st = fn(state, pod, node_info)
+            except Exception as exc:  # a raising plugin is the plugin's error status
+                st = from_exception(exc, name)
             if st is not None and st.code != Code.Success:
                 if not st.is_rejected():
                     st = Status.error(f'running "{name}" filter plugin: {st.message()}', name)
@@ -525,7 +546,10 @@ class Framework:
         reasons: list[str] = []
         rejector = ""
         for pl in self.post_filter_plugins:
-            r, s = pl.post_filter(state, pod, statuses)
+            try:
+                r, s = pl.post_filter(state, pod, statuses)
+            except Exception as exc:
+                r, s = None, from_exception(exc, pl.name)
             if _ok(s):
                 return r, s
             assert s is not None
@@ -548,13 +572,18 @@ class Framework:
         skip: set[str] = set()
         try:
             for pl in self.pre_score_plugins:
-                st = pl.pre_score(state, pod, nodes)
+                try:
+                    st = pl.pre_score(state, pod, nodes)
+                except Exception as exc:
+                    st = from_exception(exc, pl.name)
                 if st is not None and st.code == Code.Skip:
                     skip.add(pl.name)
                     continue
                 if not _ok(st):
                     assert st is not None
-                    return Status.error(f'running PreScore plugin "{pl.name}": {st.message()}')
+                    return Status.error(
+                        f'running PreScore plugin "{pl.name}": {st.message()}', pl.name
+                    )
             return None
         finally:
             state.skip_score_plugins = skip
@@ -611,46 +640,13 @@ class Framework:
                 return [], [], [], st
         for pl in plugins:
             name = pl.name
-            batch = getattr(pl, "score_nodes", None)
-            vals: list[int]
-            if name in stored:
-                vals = stored[name]
-            elif batch is not None:
-                vals, st = batch(state, pod, nodes)
-                if st is not None and st.code != Code.Success:
-                    return [], [], [], Status.error(
-                        f'running Score plugins: plugin "{name}" failed with: {st.message()}'
-                    )
-            else:
-                fn = pl.score
-                vals = []
-                append = vals.append
-                for ni in nodes:
-                    score, st = fn(state, pod, ni)
-                    if st is not None and st.code != Code.Success:
-                        return [], [], [], Status.error(
-                            f'running Score plugins: plugin "{name}" failed with: {st.message()}'
-                        )
-                    append(score)
-            if breakdown is not None:
-                breakdown.raw[name] = list(vals)
-            ext = pl.score_extensions()
-            if ext is not None:
-                fast = getattr(ext, "normalize_score_values", None)
-                if fast is not None:
-                    st = fast(state, pod, vals)
-                else:
-                    scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, vals, strict=True)]
-                    st = ext.normalize_score(state, pod, scores)
-                    vals = [ns.score for ns in scores]
-                if not _ok(st):
-                    assert st is not None
-                    return [], [], [], Status.error(
-                        f'running Normalize on Score plugins: plugin "{name}" failed with: '
-                        f"{st.message()}"
-                    )
-            if breakdown is not None:
-                breakdown.normalized[name] = list(vals)
+            try:
+                out = self._score_one_plugin(pl, state, pod, nodes, breakdown, stored.get(name))
+            except Exception as exc:  # a raising Score/NormalizeScore: the plugin's error
+                out = from_exception(exc, name)
+            if isinstance(out, Status):
+                return [], [], [], out
+            vals = out
             if vals and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE):
                 bad = next(v for v in vals if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
                 return [], [], [], Status.error(
@@ -705,23 +701,24 @@ class Framework:
             columns: list[list[int]] = []
             for pl in cached:
                 batch = getattr(pl, "score_nodes", None)
-                if batch is not None:
-                    vals, st = batch(state, pod, miss_nodes)
-                    if st is not None and st.code != Code.Success:
-                        return {}, Status.error(
-                            f'running Score plugins: plugin "{pl.name}" failed with: '
-                            f"{st.message()}"
-                        )
-                else:
-                    vals = []
-                    for ni in miss_nodes:
-                        score, st = pl.score(state, pod, ni)
-                        if st is not None and st.code != Code.Success:
-                            return {}, Status.error(
-                                f'running Score plugins: plugin "{pl.name}" failed with: '
-                                f"{st.message()}"
-                            )
-                        vals.append(score)
+                try:
+                    if batch is not None:
+                        vals, st = batch(state, pod, miss_nodes)
+                    else:
+                        vals, st = [], None
+                        for ni in miss_nodes:
+                            score, st = pl.score(state, pod, ni)
+                            if st is not None and st.code != Code.Success:
+                                break
+                            vals.append(score)
+                except Exception as exc:  # a raising plugin: its error status
+                    st = from_exception(exc, pl.name)
+                if st is not None and st.code != Code.Success:
+                    return {}, Status.error(
+                        f'running Score plugins: plugin "{pl.name}" failed with: '
+                        f"{st.message()}",
+                        pl.name,
+                    )
                 columns.append(vals)
             for j, i in enumerate(missing):
                 row = tuple(col[j] for col in columns)
@@ -730,11 +727,77 @@ class Framework:
                 table[ni.name] = (ni.generation, row)
         return {pl.name: [r[k] for r in rows] for k, pl in enumerate(cached)}, None
 
+    def _score_one_plugin(
+        self,
+        pl: Any,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        breakdown: ScoreBreakdown | None,
+        stored: list[int] | None = None,
+    ) -> list[int] | Status:
+        """One plugin's Score (unless ``stored`` has its raw scores) and NormalizeScore over
+        ``nodes``: its scores, or the Error status the cycle fails with (a raising plugin
+        counts as its error status)."""
+        name = pl.name
+        vals: list[int]
+        st: Status | None
+        try:
+            batch = getattr(pl, "score_nodes", None)
+            if stored is not None:
+                vals, st = stored, None
+            elif batch is not None:
+                vals, st = batch(state, pod, nodes)
+            else:
+                fn = pl.score
+                vals = []
+                append = vals.append
+                st = None
+                for ni in nodes:
+                    score, st = fn(state, pod, ni)
+                    if st is not None and st.code != Code.Success:
+                        break
+                    append(score)
+        except Exception as exc:
+            st = from_exception(exc, name)
+        if st is not None and st.code != Code.Success:
+            return Status.error(
+                f'running Score plugins: plugin "{name}" failed with: {st.message()}', name
+            )
+        if breakdown is not None:
+            breakdown.raw[name] = list(vals)
+        try:
+            ext = pl.score_extensions()
+            if ext is not None:
+                fast = getattr(ext, "normalize_score_values", None)
+                if fast is not None:
+                    st = fast(state, pod, vals)
+                else:
+                    scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, vals, strict=True)]
+                    st = ext.normalize_score(state, pod, scores)
+                    vals = [ns.score for ns in scores]
+        except Exception as exc:
+            st = from_exception(exc, name)
+        if not _ok(st):
+            assert st is not None
+            return Status.error(
+                f'running Normalize on Score plugins: plugin "{name}" failed with: '
+                f"{st.message()}",
+                name,
+            )
+        if breakdown is not None:
+            breakdown.normalized[name] = list(vals)
+        return vals
+
     # --- Reserve / Permit ---------------------------------------------------------------
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         for pl in self.reserve_plugins:
-            st: Status | None = pl.reserve(state, pod, node_name)
+            st: Status | None
+            try:
+                st = pl.reserve(state, pod, node_name)
+            except Exception as exc:
+                st = from_exception(exc, pl.name)
             if not _ok(st):
                 assert st is not None
                 if st.is_rejected():
@@ -743,15 +806,20 @@ class Framework:
         return None
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        # Unreserve reports nothing, as in Go: a raising plugin must not stop the others.
         for pl in reversed(self.reserve_plugins):
-            pl.unreserve(state, pod, node_name)
+            with contextlib.suppress(Exception):
+                pl.unreserve(state, pod, node_name)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Permit: a rejection or error stops at once; waits register a WaitingPod."""
         waits: dict[str, float] = {}
         for pl in self.permit_plugins:
             st: Status | None
-            st, timeout = pl.permit(state, pod, node_name)
+            try:
+                st, timeout = pl.permit(state, pod, node_name)
+            except Exception as exc:
+                st, timeout = from_exception(exc, pl.name), 0.0
             if _ok(st):
                 continue
             assert st is not None
@@ -816,7 +884,11 @@ class Framework:
         for pl in self.pre_bind_plugins:
             if pl.name in state.skip_pre_bind_plugins:
                 continue
-            st: Status | None = pl.pre_bind(state, pod, node_name)
+            st: Status | None
+            try:
+                st = pl.pre_bind(state, pod, node_name)
+            except Exception as exc:
+                st = from_exception(exc, pl.name)
             if not _ok(st):
                 assert st is not None
                 if st.is_rejected():
@@ -829,7 +901,10 @@ class Framework:
             return SKIP
         st: Status | None = SKIP
         for pl in self.bind_plugins:
-            st = pl.bind(state, pod, node_name)
+            try:
+                st = pl.bind(state, pod, node_name)
+            except Exception as exc:  # a raising plugin or host binder: the bind failed
+                st = from_exception(exc, pl.name)
             if st is not None and st.code == Code.Skip:
                 continue
             if not _ok(st):
@@ -841,8 +916,10 @@ class Framework:
         return st
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        # PostBind is informational: a raising plugin does not undo the binding.
         for pl in self.post_bind_plugins:
-            pl.post_bind(state, pod, node_name)
+            with contextlib.suppress(Exception):
+                pl.post_bind(state, pod, node_name)
 
 
 def _point_type(point: str) -> str:

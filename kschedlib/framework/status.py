@@ -68,6 +68,14 @@ class Status:
         return f"{self.code.name}: {self.message()}" if self.reasons else self.code.name
 
 
+def from_exception(exc: BaseException, plugin: str = "") -> Status:
+    """The Error status of an exception a plugin (or the host's binder) raised: kube-scheduler
+    handles it as the plugin's error status; the message names the exception's type."""
+    text = str(exc)
+    msg = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return Status(Code.Error, (msg,), plugin, exc)
+
+
 SKIP = Status(Code.Skip)
 WAIT = Status(Code.Wait)
 

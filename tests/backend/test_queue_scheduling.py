@@ -280,14 +280,18 @@ def test_pending_plugin_queue_from_event_seen_while_another_pod_was_in_flight() 
     assert q.in_flight_events() == []
 
 
-def test_popped_pod_preserves_rejectors() -> None:
+def test_pop_clears_rejectors_and_gating() -> None:
+    # v1.35 activeQueue.unlockedPop: UnschedulablePlugins and PendingPlugins are cleared on
+    # every pop, so a later requeue consults only the new attempt's rejectors.
     q = new_queue(hints=[(PV_ADD, A, hint_queue)])
     q.add(POD1)
     p = pop(q, POD1)
     requeue(q, p, "fooPlugin2", pending=(A,))
     q.move_all_to_active_or_backoff_queue(PV_ADD, None, None)  # pending plugin: active again
     p = pop(q, POD1)
-    assert p.unschedulable_plugins == {"fooPlugin2"} and p.pending_plugins == {A}
+    assert p.unschedulable_plugins == set() and p.pending_plugins == set()
+    assert p.gating_plugin == "" and not p.gated()
+    assert all(v == 0 for v in q.metrics.unschedulable_reasons.values())
     requeue(q, p)  # failed with an error this time
     assert q.where_is(POD1) == ["Backoff"]
     assert q.backoff_q.pod_error_backoff_q.has(p)

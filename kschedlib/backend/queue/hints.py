@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
+from kschedlib.api.node import Node
+from kschedlib.api.pod import Pod
+from kschedlib.errors import QueueingHintError
 from kschedlib.framework.events import (
     ActionType,
     ClusterEvent,
     EventResource,
+    QueueingHint,
     QueueingHintFn,
 )
 
@@ -16,6 +21,55 @@ HintRegistration = tuple[ClusterEvent, str, QueueingHintFn | None]
 
 WILDCARD_ALL = ClusterEvent(EventResource.WildCard, ActionType.All)
 NODE_TAINT_UPDATE = ClusterEvent(EventResource.Node, ActionType.UpdateNodeTaint)
+
+
+# The object type each event resource carries (the others are not checked).
+_EXPECTED: dict[EventResource, tuple[type, str]] = {
+    EventResource.Pod: (Pod, "Pod"),
+    EventResource.AssignedPod: (Pod, "Pod"),
+    EventResource.UnscheduledPod: (Pod, "Pod"),
+    EventResource.Node: (Node, "Node"),
+}
+_EXPECTED_KIND: dict[EventResource, str] = {
+    EventResource.PersistentVolume: "PersistentVolume",
+    EventResource.PersistentVolumeClaim: "PersistentVolumeClaim",
+    EventResource.StorageClass: "StorageClass",
+    EventResource.CSINode: "CSINode",
+}
+
+
+def typed_hint(resource: EventResource, fn: QueueingHintFn) -> QueueingHintFn:
+    """``fn`` behind kube-scheduler's ``util.As`` check: an old or new object of the wrong
+    type raises QueueingHintError (Go's ``(Queue, err)``) before ``fn`` sees it."""
+    expected = _EXPECTED.get(resource)
+    kind = _EXPECTED_KIND.get(resource)
+    if expected is None and kind is None:
+        return fn
+
+    def check(obj: Any) -> None:
+        if obj is None:
+            return
+        if expected is not None:
+            if isinstance(obj, expected[0]):
+                return
+            want = expected[1]
+        else:
+            if getattr(obj, "kind", None) == kind:
+                return
+            want = str(kind)
+        raise QueueingHintError(
+            f"unexpected object type {type(obj).__name__} for a {resource.value} event: "
+            f"want {want}"
+        )
+
+    def hint(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        check(old_obj)
+        check(new_obj)
+        return fn(pod, old_obj, new_obj)
+
+    hint.__name__ = getattr(fn, "__name__", "hint")
+    hint.__wrapped__ = fn  # type: ignore[attr-defined]
+    return hint
 
 
 _REJECTING_POINTS = ("pre_enqueue", "pre_filter", "filter", "reserve", "permit")
@@ -53,7 +107,8 @@ def build_queueing_hints(plugins: Iterable[object]) -> list[HintRegistration]:
                     node_added = True
                 if ev.action_type & ActionType.UpdateNodeTaint:
                     node_taint_updated = True
-            out.append((ev, name, ewh.queueing_hint_fn))
+            fn = ewh.queueing_hint_fn
+            out.append((ev, name, None if fn is None else typed_hint(ev.resource, fn)))
         if node_added and not node_taint_updated:
             out.append((NODE_TAINT_UPDATE, name, None))
     return out

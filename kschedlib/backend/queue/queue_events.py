@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
-
 from kschedlib.api.pod import Pod
+from kschedlib.api.quantity import Quantity
 from kschedlib.api.resource import pod_requests
 from kschedlib.framework.events import (
     FORCE_ACTIVATE,
@@ -34,9 +32,9 @@ EVENT_FORCE_ACTIVATE = FORCE_ACTIVATE
 POD_SCALE_DOWN = ClusterEvent(EventResource.Pod, ActionType.UpdatePodScaleDown)
 
 
-def _milli(v: Fraction) -> int:
-    """resource.Quantity.MilliValue: milli-units rounded up."""
-    return math.ceil(v * 1000)
+def _milli(v: Quantity) -> int:
+    """resource.Quantity.MilliValue: milli-units rounded up (Go int64)."""
+    return v.milli_value()
 
 
 def _scaled_down(new_pod: Pod, old_pod: Pod) -> bool:

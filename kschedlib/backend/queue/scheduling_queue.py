@@ -87,6 +87,17 @@ def priority_sort_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
     return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
 
 
+def _with_arrival_tie_break(less: LessFn) -> LessFn:
+    """``less``, with pods it holds equal (same priority and timestamp) ordered by arrival."""
+
+    def ordered(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        if less(a, b):
+            return True
+        return a.seq < b.seq and not less(b, a)
+
+    return ordered
+
+
 class QueueingStrategy(enum.IntEnum):
     """How a pod leaves the unschedulable pods: not at all, after its backoff, or right away."""
 
@@ -119,7 +130,11 @@ class PriorityQueue:
         pop_from_backoff_q: bool = True,
         metrics: QueueMetrics | None = None,
     ) -> None:
-        self._less: LessFn = less if less is not None else priority_sort_less
+        self._less: LessFn = _with_arrival_tie_break(
+            less if less is not None else priority_sort_less
+        )
+        self._seq = 0
+        """Arrival counter behind QueuedPodInfo.seq (the QueueSort tie-break)."""
         self._clock: Clock = clock if clock is not None else RealClock()
         self._pre_enqueue: dict[str, list[PreEnqueuePlugin]] = {
             profile: list(pls) for profile, pls in (pre_enqueue_plugins or {}).items()
@@ -165,6 +180,7 @@ class PriorityQueue:
         self._unschedulable = dict(other._unschedulable)
         self._nominator.copy_from(other._nominator)
         self.move_request_cycle = other.move_request_cycle
+        self._seq = other._seq
         self.metrics.copy_from(other.metrics)
 
     def _own(self, p: QueuedPodInfo) -> QueuedPodInfo:
@@ -190,6 +206,10 @@ class PriorityQueue:
 
     # ------------------------------------------------------------------ helpers
 
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
     @property
     def clock(self) -> Clock:
         return self._clock
@@ -204,6 +224,7 @@ class PriorityQueue:
 
     def new_queued_pod_info(self, pod: Pod, *plugins: str) -> QueuedPodInfo:
         p = QueuedPodInfo.of(pod, self._clock.now(), *plugins)
+        p.seq = self._next_seq()
         p.epoch = self._epoch
         return p
 
@@ -411,9 +432,6 @@ class PriorityQueue:
     def pop(self) -> QueuedPodInfo | None:
         """Take the head of activeQ (or of backoffQ when activeQ is empty) into flight, counting the
         attempt and starting a scheduling cycle; None when nothing can be popped."""
-        # Like v1.35, the previous attempt's unschedulable/pending plugins are kept: the caller
-        # sets them from this attempt's failure (both empty for an error) before
-        # add_unschedulable_if_not_present.
         while True:
             p = self._active.heap.pop()
             if p is None:
@@ -430,12 +448,7 @@ class PriorityQueue:
                 continue
             self._active.in_flight.add_pod(p.pod)
             self._active.sched_cycle += 1
-            profile = p.pod.spec.scheduler_name
-            self.metrics.scheduling_attempts[profile] += 1
-            for plugin in p.unschedulable_plugins | p.pending_plugins:
-                self.metrics.unschedulable_reasons[(plugin, profile)] -= 1
-            # The rejectors of the last attempt stay on the pod (for logging); the scheduler
-            # replaces them when this attempt fails (empty sets for an error).
+            self._start_attempt(p)
             return p
 
     def pop_pod(self, pod: Pod) -> QueuedPodInfo | None:
@@ -460,11 +473,22 @@ class PriorityQueue:
         p.attempts += 1
         self._active.in_flight.add_pod(p.pod)
         self._active.sched_cycle += 1
+        self._start_attempt(p)
+        return p
+
+    def _start_attempt(self, p: QueuedPodInfo) -> None:
+        """Count the attempt and reset the pod's rejectors for it, as v1.35's activeQ pop
+        does: unschedulable and pending plugins (and any gating plugin) are cleared, so a
+        requeue consults only this attempt's rejectors."""
         profile = p.pod.spec.scheduler_name
         self.metrics.scheduling_attempts[profile] += 1
         for plugin in p.unschedulable_plugins | p.pending_plugins:
             self.metrics.unschedulable_reasons[(plugin, profile)] -= 1
-        return p
+        p.unschedulable_plugins = set()
+        p.pending_plugins = set()
+        p.gating_plugin = ""
+        p.gating_plugin_events = ()
+        p.backoff_expiration = None
 
     def done(self, uid: str) -> None:
         """End the in-flight tracking of a popped pod (idempotent)."""
@@ -490,6 +514,7 @@ class PriorityQueue:
                 p.unschedulable_count += 1
                 p.consecutive_errors_count = 0
             p.timestamp = self._clock.now()
+            p.seq = self._next_seq()
             p.backoff_expiration = None
             profile = p.pod.spec.scheduler_name
             for plugin in p.unschedulable_plugins | p.pending_plugins:

@@ -8,6 +8,7 @@ from typing import Any
 
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
+from kschedlib.api.validation import pod_info_parse_error
 from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import (
@@ -20,7 +21,7 @@ from kschedlib.framework.events import (
 from kschedlib.framework.interface import NodeScore, PreFilterResult
 from kschedlib.framework.registry import PluginSpec
 from kschedlib.framework.signature import labels_fragment
-from kschedlib.framework.status import SKIP, Status
+from kschedlib.framework.status import SKIP, Code, Status
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.plugins.interpodaffinity.args import InterPodAffinityArgs
 from kschedlib.plugins.interpodaffinity.counting import (
@@ -90,6 +91,10 @@ class InterPodAffinity:
     ) -> tuple[PreFilterResult | None, Status | None]:
         lister = self._handle.snapshot_shared_lister().node_infos()
         objects = self._handle.objects
+        if pod.spec.affinity is not None:
+            err = pod_info_parse_error(pod)
+            if err is not None:  # selectors the API server would have rejected
+                return None, Status(Code.UnschedulableAndUnresolvable, (f"parsing pod: {err}",))
         pi = PodInfo.of(pod)
         affinity_terms = merge_terms(pi.required_affinity_terms, objects)
         anti_terms = merge_terms(pi.required_anti_affinity_terms, objects)
@@ -156,6 +161,10 @@ class InterPodAffinity:
         # Without preferred terms of its own, only pods with affinity can score the pod.
         all_nodes = lister.list() if has_constraints else lister.have_pods_with_affinity_list()
         objects = self._handle.objects
+        if pod.spec.affinity is not None:
+            err = pod_info_parse_error(pod)
+            if err is not None:  # PreFilter rejects it first, unless it did not run
+                return Status.error(f"failed to parse pod: {err}", NAME)
         pi = PodInfo.of(pod)
         compute = (
             compute_topology_score

@@ -363,7 +363,7 @@ def is_schedulable_after_pod_scale_down(target: Pod, original: Pod, modified: Po
     before = compute_pod_resource_request(original)
     after = compute_pod_resource_request(modified)
     for name, q in pod_requests(target).items():
-        if q == 0:
+        if q.is_zero():
             continue
         counted = name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name)
         if counted and before.get(name) > after.get(name):

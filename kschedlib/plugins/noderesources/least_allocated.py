@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from kschedlib.api.resource import wrap64
 from kschedlib.plugins.noderesources.resource_allocation import WeightedMean, go_div
 
 MAX_NODE_SCORE = 100
+_NO_OVERFLOW = ((1 << 63) - 1) // MAX_NODE_SCORE
 
 
 def least_requested_score(requested: int, capacity: int) -> int:
     """(capacity - requested) on a 0..100 scale; 0 when the node is over-requested."""
     if capacity <= 0 or requested > capacity:
         return 0 if capacity == 0 or requested > capacity else go_div(
-            (capacity - requested) * MAX_NODE_SCORE, capacity
+            wrap64(wrap64(capacity - requested) * MAX_NODE_SCORE), capacity
         )
-    if requested < 0:
-        return go_div((capacity - requested) * MAX_NODE_SCORE, capacity)
+    if requested < 0 or capacity > _NO_OVERFLOW:  # Go int64: the product may wrap
+        return go_div(wrap64(wrap64(capacity - requested) * MAX_NODE_SCORE), capacity)
     return (capacity - requested) * MAX_NODE_SCORE // capacity  # both operands >= 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kschedlib.api.resource import wrap64
 from kschedlib.plugins.noderesources.resource_allocation import WeightedMean, go_div
 
 MAX_NODE_SCORE = 100
@@ -13,7 +14,7 @@ def most_requested_score(requested: int, capacity: int) -> int:
         return 0
     if requested > capacity:
         requested = capacity
-    return go_div(requested * MAX_NODE_SCORE, capacity)
+    return go_div(wrap64(requested * MAX_NODE_SCORE), capacity)  # Go int64 product
 
 
 most_resource_scorer = WeightedMean(most_requested_score)

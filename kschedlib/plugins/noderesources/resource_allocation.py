@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from fractions import Fraction
 
 import attrs
 
 from kschedlib.api.pod import Pod
+from kschedlib.api.quantity import Quantity
 from kschedlib.api.resource import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -47,7 +47,7 @@ def pod_resource_request_list(
     Unless ``use_requested``, containers missing a cpu/memory request count 100m / 200Mi;
     pod-level requests (spec.resources) override the containers' only when ``pod_level``.
     """
-    reqs: Mapping[str, Fraction] = pod_requests(
+    reqs: Mapping[str, Quantity] = pod_requests(
         pod,
         non_missing=None if use_requested else NON_ZERO_DEFAULTS,
         skip_pod_level=not pod_level,
@@ -58,9 +58,9 @@ def pod_resource_request_list(
         if q is None:
             out.append(0)
         elif spec.name == CPU:
-            out.append(math.ceil(q * 1000))
+            out.append(q.milli_value())
         else:
-            out.append(math.ceil(q))
+            out.append(q.value())
     return out
 
 
