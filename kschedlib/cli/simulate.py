@@ -50,7 +50,7 @@ def simulate(
     *,
     seed: int | None = 0,
     progress: TextIO | None = None,
-    explain: Iterable[str] = (),
+    explain: Iterable[str] | bool = (),
     held: Mapping[str, Pod] | None = None,
     feature_gates: FeatureGates | None = None,
 ) -> Simulation:
@@ -60,10 +60,14 @@ def simulate(
 
     Explanations are recorded only for the pods named in ``explain`` (every attempt of
     each): recording them for all pods would cost time and memory for nothing.
+    ``explain=True`` records the last attempt of every pod (what the HTML report shows).
     """
     clock = FakeClock()
-    keys = frozenset(explain)
-    sched = Scheduler(config, clock=clock, seed=seed, explain=keys, feature_gates=feature_gates)
+    keys: frozenset[str] = frozenset() if isinstance(explain, bool) else frozenset(explain)
+    sched = Scheduler(
+        config, clock=clock, seed=seed, explain=True if explain is True else keys,
+        feature_gates=feature_gates,
+    )
     sched.apply(objects)
     held = dict(held or {})
     order = [o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name]
@@ -365,7 +369,7 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
             cluster.initial_objects(),
             seed=args.seed,
             progress=None if args.quiet or args.json else err,
-            explain=args.explain or (),
+            explain=True if args.html else (args.explain or ()),
             held=cluster.held_pods(),
             feature_gates=gates,
         )

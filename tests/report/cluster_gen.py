@@ -40,6 +40,6 @@ def generated_objects(n_nodes: int = 90, n_pods: int = 240) -> list[object]:
 def generated_simulation(n_nodes: int = 90, n_pods: int = 240) -> Simulation:
     """Shared between tests (cached): treat the result as read-only."""
     objs = generated_objects(n_nodes, n_pods)
-    sim = simulate(None, objs, seed=0)
+    sim = simulate(None, objs, seed=0, explain=True)
     assert sim.order == pending_order(objs)
     return sim

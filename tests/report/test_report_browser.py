@@ -144,7 +144,7 @@ def test_example_report_shows_the_dra_allocation(browser: Any, tmp_path: Path) -
     from kschedlib.cli.simulate import load_input, simulate
 
     config, objects = load_input(str(Path(__file__).resolve().parents[2] / "examples" / "cluster.json"))
-    rep = Report.from_simulation(simulate(config, objects), title="example")
+    rep = Report.from_simulation(simulate(config, objects, explain=True), title="example")
     path = tmp_path / "example.html"
     rep.write_html(path)
     page, errors, remote, _ = _open(browser, path)
