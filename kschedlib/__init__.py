@@ -24,12 +24,14 @@ from kschedlib.api import (
 from kschedlib.api.pod import WorkloadReference
 from kschedlib.api.scheduling import Workload
 from kschedlib.backend.snapshot import Snapshot
+from kschedlib.clock import FakeClock, RealClock
 from kschedlib.config import KubeSchedulerConfiguration, Profile, load_config
 from kschedlib.errors import (
     CacheError,
     ConfigError,
     EvictionConfigError,
     EvictionError,
+    FieldIssue,
     InvalidObjectError,
     KSchedError,
     QuantityError,
@@ -58,7 +60,7 @@ from kschedlib.framework.events import (
     QueueingHint,
 )
 from kschedlib.framework.extender import Extender
-from kschedlib.framework.handle import FakeClock, RealClock
+from kschedlib.framework.handle import BasicHandle
 from kschedlib.framework.interface import (
     BindPlugin,
     EnqueueExtensions,
@@ -81,8 +83,19 @@ from kschedlib.framework.interface import (
 )
 from kschedlib.framework.registry import PluginSpec, Registry
 from kschedlib.framework.runtime import Framework
-from kschedlib.framework.status import SKIP, Code, Status
+from kschedlib.framework.status import (
+    SKIP,
+    WAIT,
+    Code,
+    Status,
+    as_status,
+    code_of,
+    is_success,
+    unresolvable,
+    unschedulable,
+)
 from kschedlib.framework.types import NodeInfo, PodInfo
+from kschedlib.report import Report
 from kschedlib.results import (
     Event,
     Explanation,
@@ -93,6 +106,7 @@ from kschedlib.results import (
     SchedulerMetrics,
     SchedulingResult,
 )
+from kschedlib.schedule_one import num_feasible_nodes_to_find
 from kschedlib.scheduler import AcceptingBinder, Binder, Scheduler
 from kschedlib.whatif import (
     CapacityReport,
@@ -112,9 +126,9 @@ __all__ = [
     "ResourceClaim",
     "ResourceClaimTemplate",
     "ResourceSlice",
-    "SKIP",
     "AcceptingBinder",
     "ActionType",
+    "BasicHandle",
     "BindPlugin",
     "Binder",
     "CacheError",
@@ -141,6 +155,7 @@ __all__ = [
     "Explanation",
     "Extender",
     "FakeClock",
+    "FieldIssue",
     "FeatureGateError",
     "FeatureGates",
     "FeatureSpec",
@@ -185,17 +200,23 @@ __all__ = [
     "QueueingHint",
     "RealClock",
     "Registry",
+    "Report",
     "RemovableNode",
     "RemovableNodesReport",
     "ReservePlugin",
     "Resource",
-    "SchedulerMetrics",
+    "SKIP",
     "Scheduler",
+    "SchedulerMetrics",
     "SchedulingResult",
     "ScoreExtensions",
     "ScorePlugin",
     "Snapshot",
     "Status",
+    "WAIT",
+    "as_status",
+    "code_of",
+    "is_success",
     "TaintEvictionController",
     "Transaction",
     "TransactionError",
@@ -206,6 +227,9 @@ __all__ = [
     "load_cluster",
     "load_config",
     "load_objects",
+    "num_feasible_nodes_to_find",
     "parse_quantity",
+    "unresolvable",
+    "unschedulable",
     "__version__",
 ]

@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-USAGE = """usage: kschedlib COMMAND [ARGS]
+USAGE = """usage: kschedlib [--version] COMMAND [ARGS]
 
 commands:
   simulate PATH...  schedule kubectl dumps, manifests (files, folders, - for stdin) or a
@@ -28,6 +28,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
         sys.stdout.write(USAGE)
+        return 0
+    if args[0] in ("--version", "-V"):
+        from kschedlib import __version__
+
+        sys.stdout.write(f"kschedlib {__version__} (kube-scheduler v1.35)\n")
         return 0
     if args[0] == "simulate":
         from kschedlib.cli.simulate import main as simulate_main

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+import attrs
+
 
 class KSchedError(Exception):
     """Base class of every error kschedlib raises on purpose."""
@@ -25,8 +29,28 @@ class QuantityError(KSchedError, ValueError):
     """A string is not a valid Kubernetes resource quantity."""
 
 
+@attrs.define(slots=True, frozen=True)
+class FieldIssue:
+    """One problem of a configuration: the field path (``profiles[0].schedulerName``; empty
+    when the problem is not about one field) and the message (``Required value``)."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
 class ConfigError(KSchedError, ValueError):
-    """A KubeSchedulerConfiguration is invalid; the message names the field path."""
+    """A KubeSchedulerConfiguration is invalid; the message names the field path.
+
+    ``errors`` lists every problem found as data (``FieldIssue(path, message)``); ``str()``
+    joins them. An error raised with only a message has that message as its one issue.
+    """
+
+    def __init__(self, message: str = "", errors: Iterable[FieldIssue] = ()) -> None:
+        self.errors: tuple[FieldIssue, ...] = tuple(errors) or (FieldIssue("", message),)
+        super().__init__(message or "; ".join(str(e) for e in self.errors))
 
 
 class CacheError(KSchedError):

@@ -17,6 +17,14 @@ from kschedlib import (
     Scheduler,
     Status,
 )
+from kschedlib.testing import (
+    Cluster,
+    assert_feasible,
+    assert_scheduled,
+    assert_unschedulable,
+    make_node,
+    make_pod,
+)
 
 
 def node(name: str, cpu: str = "4", **labels: str) -> Node:
@@ -61,39 +69,36 @@ GATE_CONFIG = {
 
 def test_success_binds_and_records_event() -> None:
     binder = RecordingBinder()
-    s = Scheduler(binder=binder, clock=FakeClock(), deterministic=True)
-    s.add_node(node("n1"))
-    s.add_node(node("n2"))
-    s.add_pod(pod("web"))
-    (r,) = s.run()
-    assert r.outcome == Outcome.Scheduled and r.node in ("n1", "n2")
+    c = Cluster(nodes=[make_node("n1").capacity(cpu="4"), make_node("n2").capacity(cpu="4")],
+                binder=binder)
+    r = c.schedule(make_pod("web").req(cpu="1"))
+    assert_scheduled(r, on=["n1", "n2"])
+    assert_feasible(r, ["n1", "n2"])
+    s = c.scheduler
     assert binder.calls == [("default/web", r.node)]
     assert s.events[-1].reason == "Scheduled"
     assert s.events[-1].message == f"Successfully assigned default/web to {r.node}"
     assert [p.key for p in s.bound_pods()] == ["default/web"]
     exp = s.explain("default/web")
-    assert exp is not None and set(exp.feasible) == {"n1", "n2"} and exp.selected == r.node
+    assert exp is not None and exp.selected == r.node
     assert exp.scores[r.node].plugins["NodeResourcesFit"].weight == 1
     assert s.metrics.schedule_attempts["scheduled"] == 1
 
 
 def test_unschedulable_then_requeued_when_a_node_is_added() -> None:
-    clock = FakeClock()
-    s = Scheduler(clock=clock, deterministic=True)
-    s.add_node(node("small", cpu="1"))
-    s.add_pod(pod("big", cpu="2"))
-    (r,) = s.run()
-    assert r.outcome == Outcome.Unschedulable
-    assert r.message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    c = Cluster(nodes=[make_node("small").capacity(cpu="1")])
+    s = c.scheduler
+    (r,) = c.run(make_pod("big").req(cpu="2"))
+    assert_unschedulable(r, reason="0/1 nodes are available: 1 Insufficient cpu.")
     assert s.pending_pods_count()["unschedulable"] == 1
     assert s.metrics.schedule_attempts["unschedulable"] == 1
     assert s.events[-1].reason == "FailedScheduling"
-    assert s.run() == []  # parked in the unschedulable pods
-    s.add_node(node("large", cpu="4"))  # NodeAdd: NodeResourcesFit's hint says Queue
-    clock.advance(10)
+    assert c.run() == []  # parked in the unschedulable pods
+    c.add(make_node("large").capacity(cpu="4"))  # NodeAdd: NodeResourcesFit's hint says Queue
+    c.clock.advance(10)
     s.tick()
-    (r2,) = s.run()
-    assert r2.outcome == Outcome.Scheduled and r2.node == "large"
+    (r2,) = c.run()
+    assert_scheduled(r2, on="large")
 
 
 def test_permit_wait_allow_and_timeout() -> None:
@@ -143,28 +148,24 @@ def test_bind_failure_forgets_and_retries() -> None:
 
 
 def test_pods_for_other_schedulers_are_ignored_and_assigned_pods_cached() -> None:
-    s = Scheduler(clock=FakeClock())
-    s.add_node(node("n1", cpu="2"))
-    s.add_pod(pod("mine"))
-    s.add_pod(pod("theirs", schedulerName="other-scheduler"))
-    s.add_pod(pod("running", cpu="1500m", nodeName="n1"))
-    results = s.run()
+    c = Cluster(nodes=[make_node("n1").capacity(cpu="2")])
+    results = c.run(
+        make_pod("mine").req(cpu="1"),
+        make_pod("theirs").req(cpu="1").scheduler_name("other-scheduler"),
+        make_pod("running").req(cpu="1500m").node("n1"),
+    )
     assert [r.key for r in results] == ["default/mine"]
-    assert results[0].outcome == Outcome.Unschedulable  # 1.5 of 2 CPUs already used
+    assert_unschedulable(results[0], reason="Insufficient cpu")  # 1.5 of 2 CPUs already used
 
 
 def test_deleting_a_running_pod_frees_room() -> None:
-    clock = FakeClock()
-    s = Scheduler(clock=clock)
-    s.add_node(node("n1", cpu="2"))
-    running = pod("running", cpu="2", nodeName="n1")
-    s.add_pod(running)
-    s.add_pod(pod("next", cpu="1"))
-    assert s.run()[0].outcome == Outcome.Unschedulable
-    s.delete_pod(running)
-    clock.advance(10)
-    s.tick()
-    assert s.run()[0].outcome == Outcome.Scheduled
+    running = make_pod("running").req(cpu="2").node("n1").obj()
+    c = Cluster(nodes=[make_node("n1").capacity(cpu="2")], pods=[running])
+    assert_unschedulable(c.schedule(make_pod("next").req(cpu="1")))
+    c.scheduler.delete_pod(running)
+    c.clock.advance(10)
+    c.scheduler.tick()
+    assert_scheduled(c.run()[0], on="n1")
 
 
 def test_invalid_transitions_raise_and_leave_state_intact() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
 import attrs
@@ -62,9 +63,21 @@ class KubeObject:
         return decode_object(cls, cls.label, data, validate=validate)
 
     def to_dict(self) -> dict[str, Any]:
+        """The object as Kubernetes JSON (camelCase keys, quantities as strings);
+        ``from_dict(obj.to_dict()) == obj``."""
         from kschedlib.api.codec import encode
 
         return encode(self)
+
+    def with_changes(self: _T, changes: Mapping[str, Any] | None = None, /, **fields: Any) -> _T:
+        """A copy with some fields replaced: top-level fields by keyword
+        (``pod.with_changes(spec=...)``) and nested ones by dotted snake_case path
+        (``pod.with_changes({"spec.node_name": "n1", "metadata.labels": {"app": "x"}})``).
+        The original is unchanged (objects are immutable)."""
+        out: Any = attrs.evolve(self, **fields) if fields else self  # type: ignore[misc]
+        for path, value in (changes or {}).items():
+            out = _replace_path(out, path.split("."), value, path)
+        return out  # type: ignore[no-any-return]
 
     @property
     def name(self) -> str:
@@ -82,3 +95,12 @@ class KubeObject:
     def key(self) -> str:
         """``namespace/name``, or ``name`` for cluster-scoped objects."""
         return self.metadata.key
+
+
+def _replace_path(obj: Any, parts: list[str], value: Any, full: str) -> Any:
+    name = parts[0]
+    if not attrs.has(type(obj)) or name not in attrs.fields_dict(type(obj)):
+        raise AttributeError(f"{type(obj).__name__} has no field {name!r} (in {full!r})")
+    if len(parts) == 1:
+        return attrs.evolve(obj, **{name: value})
+    return attrs.evolve(obj, **{name: _replace_path(getattr(obj, name), parts[1:], value, full)})

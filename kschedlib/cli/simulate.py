@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -49,7 +50,7 @@ def simulate(
     *,
     seed: int | None = 0,
     progress: TextIO | None = None,
-    explain: Iterable[str] = (),
+    explain: Iterable[str] | bool = (),
     held: Mapping[str, Pod] | None = None,
     feature_gates: FeatureGates | None = None,
 ) -> Simulation:
@@ -59,10 +60,14 @@ def simulate(
 
     Explanations are recorded only for the pods named in ``explain`` (every attempt of
     each): recording them for all pods would cost time and memory for nothing.
+    ``explain=True`` records the last attempt of every pod (what the HTML report shows).
     """
     clock = FakeClock()
-    keys = frozenset(explain)
-    sched = Scheduler(config, clock=clock, seed=seed, explain=keys, feature_gates=feature_gates)
+    keys: frozenset[str] = frozenset() if isinstance(explain, bool) else frozenset(explain)
+    sched = Scheduler(
+        config, clock=clock, seed=seed, explain=True if explain is True else keys,
+        feature_gates=feature_gates,
+    )
     sched.apply(objects)
     held = dict(held or {})
     order = [o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name]
@@ -330,6 +335,7 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     ap.add_argument(
         "--feature-gates",
         metavar="A=true,B=false",
@@ -363,7 +369,7 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
             cluster.initial_objects(),
             seed=args.seed,
             progress=None if args.quiet or args.json else err,
-            explain=args.explain or (),
+            explain=True if args.html else (args.explain or ()),
             held=cluster.held_pods(),
             feature_gates=gates,
         )
@@ -374,6 +380,15 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
         where = ", ".join(args.paths)
         err.write(f"kschedlib simulate: InvalidObjectError: {where}: nested too deeply\n")
         return 2
+    if args.html:
+        from kschedlib.report import Report
+
+        try:
+            title = ", ".join(os.path.basename(p.rstrip("/")) for p in args.paths)
+            Report.from_simulation(sim, title=title).write_html(args.html)
+        except OSError as exc:
+            err.write(f"kschedlib simulate: {type(exc).__name__}: {exc}\n")
+            return 2
     if args.json:
         data = summary(sim) if args.summary else report_json(sim)
         if args.explain:

@@ -20,7 +20,7 @@ from kschedlib.config.types import (
     PluginSet,
     Profile,
 )
-from kschedlib.errors import ConfigError
+from kschedlib.errors import ConfigError, FieldIssue
 from kschedlib.features import FeatureGates
 from kschedlib.framework.registry import Registry
 
@@ -29,6 +29,17 @@ _NO_CODE = (lambda: None).__code__
 ConfigSource = (
     KubeSchedulerConfiguration | Mapping[str, Any] | str | os.PathLike[str] | None
 )
+
+
+PREFIX = "invalid KubeSchedulerConfiguration: "
+
+
+def _issue(text: str) -> FieldIssue:
+    """``path: message`` as data (every problem this module records has that shape)."""
+    path, sep, message = text.partition(": ")
+    if not sep or " " in path:
+        return FieldIssue("", text)
+    return FieldIssue(path, message)
 
 
 # Fields of KubeSchedulerConfiguration v1 (kschedlib reads some; the others are accepted,
@@ -52,7 +63,7 @@ def _unknown(raw: Mapping[str, Any], allowed: frozenset[str], path: str) -> list
 
 def _fail(errors: list[str]) -> None:
     if errors:
-        raise ConfigError("invalid KubeSchedulerConfiguration: " + "; ".join(errors))
+        raise ConfigError(PREFIX + "; ".join(errors), [_issue(e) for e in errors])
 
 
 def _read_source(source: str | os.PathLike[str]) -> Mapping[str, Any]:
@@ -86,7 +97,9 @@ def _decode_plugins(raw: Any, path: str) -> Plugins:
     try:
         return decode(Plugins, raw, path)
     except FieldError as exc:
-        raise ConfigError(f"invalid KubeSchedulerConfiguration: {exc.path}: {exc.problem}") from None
+        raise ConfigError(
+            f"{PREFIX}{exc.path}: {exc.problem}", [FieldIssue(exc.path, exc.problem)]
+        ) from None
 
 
 def _decode_args(

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from kschedlib.api.node import Namespace
 from kschedlib.api.pod import Pod
+from kschedlib.clock import FakeClock, RealClock
 from kschedlib.framework.interface import SharedLister, WaitingPod
+
+# The clocks live in kschedlib.clock; they are re-exported here for older imports.
+__all__ = ["BasicHandle", "FakeClock", "NoopHostHooks", "ObjectStore", "RealClock"]
 
 
 class ObjectStore:
@@ -68,38 +71,6 @@ class NoopHostHooks:
 
     def clear_nominated_node_name(self, pod: Pod) -> None:
         self.cleared_nominations.append(pod)
-
-
-class RealClock:
-    """Wall-clock seconds."""
-
-    def now(self) -> float:
-        return time.time()
-
-
-class FakeClock:
-    """A clock that moves only when told to: for tests and simulations."""
-
-    def __init__(self, start: float = 1_700_000_000.0) -> None:
-        self._now = start
-
-    def now(self) -> float:
-        return self._now
-
-    def clone(self) -> FakeClock:
-        """An independent clock at the same time (for forks)."""
-        return FakeClock(self._now)
-
-    def advance(self, seconds: float) -> None:
-        if seconds < 0:
-            raise ValueError("cannot move a clock backwards")
-        self._now += seconds
-
-    def set(self, t: float) -> None:
-        self._now = t
-
-    def sleep(self, seconds: float) -> None:
-        self.advance(max(0.0, seconds))
 
 
 class BasicHandle:

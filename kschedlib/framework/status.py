@@ -24,11 +24,17 @@ class Status:
     """A non-success plugin result: code, human-readable reasons and the plugin that said it.
 
     Plugins return ``None`` on success so that the success path allocates nothing.
+
+    Equality (and hashing) compares ``code`` and ``reasons`` only; ``plugin`` and ``err``
+    are ignored. In kube-scheduler a plugin never names itself (the framework sets the
+    plugin after the call), so Go unit tests compare statuses without a plugin; here some
+    plugins fill in their name, and this rule makes both compare equal. Compare
+    ``status.plugin`` explicitly when the plugin matters.
     """
 
     code: Code
     reasons: tuple[str, ...] = ()
-    plugin: str = ""
+    plugin: str = attrs.field(default="", eq=False)
     err: BaseException | None = attrs.field(default=None, eq=False)
 
     @classmethod
@@ -75,16 +81,25 @@ WAIT = Status(Code.Wait)
 
 
 def is_success(status: Status | None) -> bool:
+    """Status.IsSuccess: ``None`` (nil) or code Success."""
     return status is None or status.code == Code.Success
 
 
 def code_of(status: Status | None) -> Code:
+    """Status.Code: Success for ``None``."""
     return Code.Success if status is None else status.code
 
 
 def unschedulable(*reasons: str, plugin: str = "") -> Status:
+    """An Unschedulable status (NewStatus(Unschedulable, reasons...))."""
     return Status(Code.Unschedulable, reasons, plugin)
 
 
 def unresolvable(*reasons: str, plugin: str = "") -> Status:
+    """An UnschedulableAndUnresolvable status."""
     return Status(Code.UnschedulableAndUnresolvable, reasons, plugin)
+
+
+def as_status(err: BaseException | str, plugin: str = "") -> Status:
+    """framework.AsStatus: an Error status carrying ``err``."""
+    return Status.error(err, plugin)

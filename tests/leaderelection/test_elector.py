@@ -38,7 +38,7 @@ def run_until(elector: LeaderElector, clock: FakeClock, stop_at: float) -> threa
 
 
 def test_first_attempt_creates_the_record() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     a = make_elector(memory_lock(store, "a"), clock)
     assert not a.is_leader() and a.get_leader() == ""
     assert a.try_acquire_or_renew()
@@ -48,7 +48,7 @@ def test_first_attempt_creates_the_record() -> None:
 
 
 def test_renewal_keeps_acquire_time_and_transitions() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     a = make_elector(memory_lock(store, "a"), clock)
     assert a.try_acquire_or_renew()
     acquired = clock.wall_time()
@@ -63,7 +63,7 @@ def test_renewal_keeps_acquire_time_and_transitions() -> None:
 
 def test_held_lease_expires_only_on_the_local_clock() -> None:
     """Remote timestamps are ignored: a stale renewTime still buys a full lease_duration."""
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     ancient = clock.wall_time() - timedelta(days=1)
     store.create(LeaderElectionRecord("x", 15, ancient, ancient, 4))
     b = make_elector(memory_lock(store, "b"), clock)
@@ -80,7 +80,7 @@ def test_held_lease_expires_only_on_the_local_clock() -> None:
 
 
 def test_uses_the_records_lease_duration() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     now = clock.wall_time()
     store.create(LeaderElectionRecord("x", 40, now, now, 0))
     b = make_elector(memory_lock(store, "b"), clock)
@@ -92,7 +92,7 @@ def test_uses_the_records_lease_duration() -> None:
 
 
 def test_every_observed_change_restarts_the_lease() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     a = make_elector(memory_lock(store, "a"), clock)
     b = make_elector(memory_lock(store, "b"), clock)
     assert a.try_acquire_or_renew()
@@ -109,7 +109,7 @@ def test_every_observed_change_restarts_the_lease() -> None:
 
 
 def test_empty_holder_can_be_taken_immediately() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     now = clock.wall_time()
     store.create(LeaderElectionRecord("", 1, now, now, 7))
     b = make_elector(memory_lock(store, "b"), clock)
@@ -118,7 +118,7 @@ def test_empty_holder_can_be_taken_immediately() -> None:
 
 
 def test_racing_candidates_conflict_and_only_one_wins() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     now = clock.wall_time()
     store.create(LeaderElectionRecord("x", 15, now, now, 0))
     a_lock = FlakyLock(memory_lock(store, "a"), clock)
@@ -140,7 +140,7 @@ def test_racing_candidates_conflict_and_only_one_wins() -> None:
 
 
 def test_racing_creates_conflict() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     a_lock = FlakyLock(memory_lock(store, "a"), clock)
     a = make_elector(a_lock, clock)
     b = make_elector(memory_lock(store, "b"), clock)
@@ -153,7 +153,7 @@ def test_racing_creates_conflict() -> None:
 
 
 def test_leader_fast_path_conflict_falls_back_to_slow_path() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     a_lock = FlakyLock(memory_lock(store, "a"), clock)
     a = make_elector(a_lock, clock)
     assert a.try_acquire_or_renew()
@@ -170,7 +170,7 @@ def test_leader_fast_path_conflict_falls_back_to_slow_path() -> None:
 
 
 def test_leader_with_expired_local_lease_renews_via_slow_path() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     a_lock = FlakyLock(memory_lock(store, "a"), clock)
     a = make_elector(a_lock, clock)
     assert a.try_acquire_or_renew()
@@ -182,7 +182,7 @@ def test_leader_with_expired_local_lease_renews_via_slow_path() -> None:
 
 
 def test_lock_errors_make_attempts_fail() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     lock = FlakyLock(memory_lock(store, "a"), clock, failing=True)
     a = make_elector(lock, clock)
     assert not a.try_acquire_or_renew()
@@ -191,7 +191,7 @@ def test_lock_errors_make_attempts_fail() -> None:
 
 
 def test_release_clears_holder_and_keeps_transitions() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     now = clock.wall_time()
     store.create(LeaderElectionRecord("", 1, now, now, 2))
     a = make_elector(memory_lock(store, "a"), clock)
@@ -206,7 +206,7 @@ def test_release_clears_holder_and_keeps_transitions() -> None:
 
 
 def test_check_reports_a_leader_that_stopped_renewing() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     a = make_elector(memory_lock(store, "a"), clock)
     a.check(0)  # not leading: healthy
     assert a.try_acquire_or_renew()
@@ -221,7 +221,7 @@ def test_check_reports_a_leader_that_stopped_renewing() -> None:
 
 
 def test_single_elector_acquires_and_renews() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     events = Events(clock)
     lock = FlakyLock(memory_lock(store, "a"), clock)
     a = make_elector(lock, clock, events)
@@ -238,7 +238,7 @@ def test_single_elector_acquires_and_renews() -> None:
 
 
 def test_standby_waits_while_lease_is_fresh_then_takes_over() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     events = Events(clock)
     a = make_elector(memory_lock(store, "a"), clock, events)
     b_lock = FlakyLock(memory_lock(store, "b"), clock)
@@ -267,7 +267,7 @@ def test_standby_waits_while_lease_is_fresh_then_takes_over() -> None:
 
 
 def test_renew_failure_past_deadline_stops_leading() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     events = Events(clock)
     lock = FlakyLock(memory_lock(store, "a"), clock)
     a = make_elector(lock, clock, events)
@@ -285,7 +285,7 @@ def test_renew_failure_past_deadline_stops_leading() -> None:
 
 
 def test_transient_failure_shorter_than_deadline_keeps_leading() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     events = Events(clock)
     lock = FlakyLock(memory_lock(store, "a"), clock)
     a = make_elector(lock, clock, events)
@@ -297,7 +297,7 @@ def test_transient_failure_shorter_than_deadline_keeps_leading() -> None:
 
 
 def test_renewal_completing_after_deadline_does_not_count() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     events = Events(clock)
     lock = FlakyLock(memory_lock(store, "a"), clock)
     a = make_elector(lock, clock, events)
@@ -310,7 +310,7 @@ def test_renewal_completing_after_deadline_does_not_count() -> None:
 
 @pytest.mark.parametrize("release", [True, False])
 def test_release_on_cancel(release: bool) -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     events = Events(clock)
     a = make_elector(memory_lock(store, "a"), clock, events, release_on_cancel=release)
     run_until(a, clock, 9)
@@ -328,7 +328,7 @@ def test_release_on_cancel(release: bool) -> None:
 
 
 def test_release_after_losing_to_another_holder_is_skipped() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     events = Events(clock)
     lock = FlakyLock(memory_lock(store, "a"), clock)
     a = make_elector(lock, clock, events, release_on_cancel=True)
@@ -350,7 +350,7 @@ def attrs_evolve_holder(record: LeaderElectionRecord, holder: str) -> LeaderElec
 
 
 def test_stop_before_acquiring_still_calls_on_stopped_leading() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     now = clock.wall_time()
     store.create(LeaderElectionRecord("x", 15, now, now, 0))
     events = Events(clock)
@@ -361,7 +361,7 @@ def test_stop_before_acquiring_still_calls_on_stopped_leading() -> None:
 
 
 def test_on_started_leading_must_not_return_an_awaitable_in_run() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     stopped: list[bool] = []
 
     async def work() -> None:
@@ -423,7 +423,7 @@ _steps = st.lists(
 @given(steps=_steps)
 def test_no_takeover_before_lease_expires(steps: list[tuple[int, str, float]]) -> None:
     """A holder is only replaced after lease_duration without it writing, unless it released."""
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     electors = [make_elector(memory_lock(store, n), clock) for n in "abc"]
     last_write: dict[str, float] = {}
     holder, transitions, version = "", 0, 0

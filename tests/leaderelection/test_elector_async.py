@@ -42,7 +42,7 @@ def leaders_over_time(events: Events) -> list[tuple[float, str, str]]:
 
 
 def test_single_elector_acquires_async() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     events = Events(clock)
     a = make_elector(memory_lock(store, "a"), clock, events)
     asyncio.run(a.run_async(stop_at(clock, 31)))
@@ -51,7 +51,7 @@ def test_single_elector_acquires_async() -> None:
 
 
 def test_two_electors_concurrently_take_over_after_lease() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     events = Events(clock)
     a = make_elector(memory_lock(store, "a"), clock, events, seed=1)
     b_lock = FlakyLock(memory_lock(store, "b"), clock)
@@ -77,7 +77,7 @@ def test_two_electors_concurrently_take_over_after_lease() -> None:
 
 
 def test_release_on_cancel_async_lets_standby_in_quickly() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     events = Events(clock)
     a = make_elector(memory_lock(store, "a"), clock, events, release_on_cancel=True)
     b = make_elector(memory_lock(store, "b"), clock, events, seed=3)
@@ -95,7 +95,7 @@ def test_release_on_cancel_async_lets_standby_in_quickly() -> None:
 
 
 def test_renew_failure_async_cancels_work_then_stops() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     lock = FlakyLock(memory_lock(store, "a"), clock)
     log: list[tuple[float, str]] = []
 
@@ -124,7 +124,7 @@ def test_renew_failure_async_cancels_work_then_stops() -> None:
 
 
 def test_cancelling_the_task_releases_and_calls_on_stopped_leading() -> None:
-    clock, store = FakeClock(), InMemoryLeaseStore()
+    clock, store = FakeClock(0.0), InMemoryLeaseStore()
     events = Events(clock)
     a = make_elector(memory_lock(store, "a"), clock, events, release_on_cancel=True)
 

@@ -24,7 +24,10 @@ from kschedlib.plugins.defaultpreemption.evaluator import (
     PREEMPTION_NOT_HELPFUL,
     Candidate,
     Evaluator,
+    PreemptionInterface,
     Victims,
+    aggregate_error_message,
+    earliest_pod_start_time,
     lower_priority_nominated_pods,
 )
 from kschedlib.plugins.defaultpreemption.go_sort import sort_slice
@@ -51,4 +54,7 @@ __all__ = [
     "pod_start_time",
     "pod_terminating_by_preemption",
     "sort_slice",
+    "PreemptionInterface",
+    "aggregate_error_message",
+    "earliest_pod_start_time",
 ]

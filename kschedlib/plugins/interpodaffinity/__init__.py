@@ -8,6 +8,7 @@ from kschedlib.plugins.interpodaffinity.filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+    PreFilterState,
 )
 from kschedlib.plugins.interpodaffinity.plugin import (
     PLUGINS,
@@ -16,6 +17,7 @@ from kschedlib.plugins.interpodaffinity.plugin import (
     InterPodAffinity,
     new,
 )
+from kschedlib.plugins.interpodaffinity.scoring import PreScoreState
 from kschedlib.plugins.interpodaffinity.terms import NAME
 
 __all__ = [
@@ -30,4 +32,6 @@ __all__ = [
     "InterPodAffinity",
     "InterPodAffinityArgs",
     "new",
+    "PreFilterState",
+    "PreScoreState",
 ]

@@ -10,7 +10,9 @@ from kschedlib.plugins.nodeaffinity.node_affinity import (
     PRE_FILTER_STATE_KEY,
     PRE_SCORE_STATE_KEY,
     NodeAffinity,
+    PreScoreState,
     RequiredNodeAffinity,
+    get_pod_preferred_node_affinity,
     new,
 )
 
@@ -26,4 +28,6 @@ __all__ = [
     "NodeAffinityArgs",
     "RequiredNodeAffinity",
     "new",
+    "PreScoreState",
+    "get_pod_preferred_node_affinity",
 ]

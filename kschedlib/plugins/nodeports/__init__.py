@@ -6,9 +6,11 @@ from kschedlib.plugins.nodeports.node_ports import (
     PLUGINS,
     PRE_FILTER_STATE_KEY,
     NodePorts,
+    PreFilterState,
     fits,
     fits_ports,
     get_host_ports,
+    is_schedulable_after_pod_deleted,
     new,
 )
 
@@ -22,4 +24,6 @@ __all__ = [
     "fits_ports",
     "get_host_ports",
     "new",
+    "PreFilterState",
+    "is_schedulable_after_pod_deleted",
 ]

@@ -14,6 +14,7 @@ from kschedlib.plugins.noderesources.args import (
 from kschedlib.plugins.noderesources.balanced_allocation import NAME as BALANCED_ALLOCATION_NAME
 from kschedlib.plugins.noderesources.balanced_allocation import (
     BalancedAllocation,
+    balance_score,
     balanced_resource_scorer,
     new_balanced_allocation,
 )
@@ -21,11 +22,23 @@ from kschedlib.plugins.noderesources.fit import NAME as FIT_NAME
 from kschedlib.plugins.noderesources.fit import (
     Fit,
     InsufficientResource,
+    PreFilterState,
+    PreScoreState,
     compute_pod_resource_request,
     fits,
     fits_request,
+    have_any_requested_resources_increased,
+    is_fit,
+    is_schedulable_after_pod_scale_down,
     new_fit,
 )
+from kschedlib.plugins.noderesources.least_allocated import least_requested_score
+from kschedlib.plugins.noderesources.most_allocated import most_requested_score
+from kschedlib.plugins.noderesources.requested_to_capacity_ratio import (
+    build_broken_linear_function,
+    requested_to_capacity_ratio_scorer,
+)
+from kschedlib.plugins.noderesources.resource_allocation import ResourceAllocationScorer
 
 PLUGINS: tuple[PluginSpec, ...] = (
     PluginSpec(FIT_NAME, new_fit, NodeResourcesFitArgs),
@@ -53,4 +66,15 @@ __all__ = [
     "fits_request",
     "new_balanced_allocation",
     "new_fit",
+    "PreFilterState",
+    "PreScoreState",
+    "have_any_requested_resources_increased",
+    "is_fit",
+    "is_schedulable_after_pod_scale_down",
+    "balance_score",
+    "least_requested_score",
+    "most_requested_score",
+    "build_broken_linear_function",
+    "requested_to_capacity_ratio_scorer",
+    "ResourceAllocationScorer",
 ]

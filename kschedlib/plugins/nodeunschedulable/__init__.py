@@ -6,7 +6,10 @@ from kschedlib.plugins.nodeunschedulable.node_unschedulable import (
     PLUGINS,
     TAINT_NODE_UNSCHEDULABLE,
     NodeUnschedulable,
+    is_schedulable_after_node_change,
+    is_schedulable_after_pod_toleration_change,
     new,
+    tolerates_unschedulable,
 )
 
 __all__ = [
@@ -16,4 +19,7 @@ __all__ = [
     "TAINT_NODE_UNSCHEDULABLE",
     "NodeUnschedulable",
     "new",
+    "is_schedulable_after_node_change",
+    "is_schedulable_after_pod_toleration_change",
+    "tolerates_unschedulable",
 ]

@@ -10,6 +10,8 @@ from kschedlib.plugins.podtopologyspread.common import NAME, SpreadConstraint
 from kschedlib.plugins.podtopologyspread.filtering import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
+    CriticalPaths,
+    PreFilterState,
 )
 from kschedlib.plugins.podtopologyspread.plugin import (
     PLUGINS,
@@ -18,6 +20,7 @@ from kschedlib.plugins.podtopologyspread.plugin import (
     PodTopologySpread,
     new,
 )
+from kschedlib.plugins.podtopologyspread.scoring import PreScoreState
 
 __all__ = [
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",
@@ -33,4 +36,7 @@ __all__ = [
     "PodTopologySpreadArgs",
     "SpreadConstraint",
     "new",
+    "CriticalPaths",
+    "PreFilterState",
+    "PreScoreState",
 ]

@@ -5,8 +5,11 @@ from kschedlib.plugins.tainttoleration.taint_toleration import (
     NAME,
     PLUGINS,
     PRE_SCORE_STATE_KEY,
+    PreScoreState,
     TaintToleration,
     do_not_schedule_taints_filter,
+    is_schedulable_after_node_change,
+    is_schedulable_after_pod_toleration_change,
     new,
 )
 
@@ -18,4 +21,7 @@ __all__ = [
     "TaintToleration",
     "do_not_schedule_taints_filter",
     "new",
+    "PreScoreState",
+    "is_schedulable_after_node_change",
+    "is_schedulable_after_pod_toleration_change",
 ]

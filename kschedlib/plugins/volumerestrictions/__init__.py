@@ -9,7 +9,9 @@ from kschedlib.plugins.volumerestrictions.volume_restrictions import (
     PreFilterState,
     VolumeRestrictions,
     is_volume_conflict,
+    needs_restrictions_check,
     new,
+    satisfy_volume_conflicts,
 )
 
 __all__ = [
@@ -22,4 +24,6 @@ __all__ = [
     "VolumeRestrictions",
     "is_volume_conflict",
     "new",
+    "needs_restrictions_check",
+    "satisfy_volume_conflicts",
 ]
