@@ -6,7 +6,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 import attrs
@@ -69,6 +69,11 @@ def simulate(
         feature_gates=feature_gates,
     )
     sched.apply(objects)
+    trim: Callable[[Explanation], Explanation] | None = None
+    if explain is True:
+        from kschedlib.report.build import trim_explanation
+
+        trim = trim_explanation
     held = dict(held or {})
     order = [o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name]
     order += [p.key for p in held.values()]
@@ -89,6 +94,10 @@ def simulate(
                 done -= 1
             if r.outcome == scheduled:
                 done += 1
+            if trim is not None and r.explanation is not None:
+                trimmed = trim(r.explanation)
+                r = attrs.evolve(r, explanation=trimmed)
+                sched.explanations[key] = trimmed
             last[key] = r
             if key in keys:
                 attempts.setdefault(key, []).append(r)

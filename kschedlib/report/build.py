@@ -11,9 +11,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from kschedlib.api.pod import Pod
 from kschedlib.backend.cache.node_tree import get_zone_key
-from kschedlib.results import Explanation, Outcome, SchedulingResult
+from kschedlib.results import Explanation, NodeScoreDetail, Outcome, SchedulingResult
 
 #: Score breakdowns kept per pod: the selected node and the best others.
 TOP_NODES = 5
@@ -62,6 +64,21 @@ def _zone_of(labels: Mapping[str, str]) -> str:
     return ""
 
 
+def _top_scores(exp: Explanation) -> list[tuple[str, NodeScoreDetail]]:
+    """The best-scored nodes (ties by name), the selected node always among them."""
+    ranked = sorted(exp.scores.items(), key=lambda kv: (-kv[1].total, kv[0]))
+    top = ranked[:TOP_NODES]
+    if exp.selected and exp.selected in exp.scores and all(n != exp.selected for n, _ in top):
+        top = [*top[: TOP_NODES - 1], (exp.selected, exp.scores[exp.selected])]
+    return top
+
+
+def trim_explanation(exp: Explanation) -> Explanation:
+    """What the report shows of an attempt: the top nodes' scores only, so that recording
+    every pod's explanation at 5000 nodes costs a few MB instead of gigabytes."""
+    return attrs.evolve(exp, scores=dict(_top_scores(exp)))
+
+
 def _explanation_data(exp: Explanation, plugin_index: dict[str, int]) -> dict[str, Any]:
     """One pod's explanation, aggregated: rejections grouped by (plugin, code, reason) with
     node counts and sample names, and the score breakdown of the top nodes."""
@@ -75,12 +92,8 @@ def _explanation_data(exp: Explanation, plugin_index: dict[str, int]) -> dict[st
             groups.items(), key=lambda kv: (-len(kv[1]), kv[0])
         )
     ]
-    ranked = sorted(exp.scores.items(), key=lambda kv: (-kv[1].total, kv[0]))
-    top = ranked[:TOP_NODES]
-    if exp.selected and exp.selected in exp.scores and all(n != exp.selected for n, _ in top):
-        top = [*top[: TOP_NODES - 1], (exp.selected, exp.scores[exp.selected])]
     scores = []
-    for node, s in top:
+    for node, s in _top_scores(exp):
         parts: list[list[int]] = []
         for plugin, d in s.plugins.items():
             idx = plugin_index.setdefault(plugin, len(plugin_index))
@@ -92,7 +105,9 @@ def _explanation_data(exp: Explanation, plugin_index: dict[str, int]) -> dict[st
     out: dict[str, Any] = {
         "profile": exp.profile,
         "feasible": len(exp.feasible),
-        "scored": len(exp.scores),
+        # Every feasible node is scored unless only one is (kube-scheduler skips scoring then);
+        # counted this way, trimmed explanations give the same figure.
+        "scored": len(exp.feasible) if exp.scores else 0,
         "rejected": rejected,
         "scores": scores,
     }
