@@ -169,6 +169,16 @@ class _Hooks:
         self._sched.update_object(obj)
 
 
+def _top_score_indices(scores: Sequence[Any], top: int, selected: str | None) -> list[int]:
+    """Indices of the ``top`` best-scored nodes (ties by name), ``selected`` always kept."""
+    ranked = sorted(range(len(scores)), key=lambda i: (-scores[i].total_score, scores[i].name))
+    keep = ranked[:top]
+    if selected and all(scores[i].name != selected for i in keep):
+        pick = [i for i in ranked if scores[i].name == selected]
+        keep = [*keep[: max(top - 1, 0)], *pick]
+    return keep
+
+
 class Scheduler:
     """kube-scheduler v1.35 as a library: profiles, queue, cache, plugins and preemption."""
 
@@ -187,6 +197,7 @@ class Scheduler:
         explain: bool | Iterable[str] = True,
         feature_gates: FeatureGates | Mapping[str, bool] | str | None = None,
         node_local_cache: bool = True,
+        explain_top_nodes: int | None = None,
         _registry: Registry | None = None,
     ) -> None:
         # What fork() needs to build an equal scheduler: every constructor argument but those
@@ -224,6 +235,9 @@ class Scheduler:
         )
         self.explanation_history: dict[str, list[Explanation]] = {}
         """Every attempt's explanation of the pods named in ``explain=`` (oldest first)."""
+        # With a limit, explanations keep the scores of the best nodes only (ties by name; the
+        # selected node always among them): what a report shows, at a fraction of the cost.
+        self._explain_top_nodes = explain_top_nodes
         self.objects = ObjectStore()
         self.cache = Cache(
             ttl=assumed_pod_ttl,
@@ -1009,7 +1023,12 @@ class Scheduler:
             selected = result.suggested_host or None
             fast = result.nominated_fast_path
             b = result.breakdown
-            for i, nps in enumerate(result.scores):
+            indices: Iterable[int] = range(len(result.scores))
+            top = self._explain_top_nodes
+            if top is not None:
+                indices = _top_score_indices(result.scores, top, selected)
+            for i in indices:
+                nps = result.scores[i]
                 plugins: dict[str, PluginScoreDetail] = {}
                 if b is not None:
                     for p in b.plugins:

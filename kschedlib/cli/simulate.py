@@ -6,7 +6,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 import attrs
@@ -62,18 +62,17 @@ def simulate(
     each): recording them for all pods would cost time and memory for nothing.
     ``explain=True`` records the last attempt of every pod (what the HTML report shows).
     """
+    from kschedlib.report.build import TOP_NODES
+
     clock = FakeClock()
     keys: frozenset[str] = frozenset() if isinstance(explain, bool) else frozenset(explain)
     sched = Scheduler(
         config, clock=clock, seed=seed, explain=True if explain is True else keys,
         feature_gates=feature_gates,
+        # Every pod's explanation is for the HTML report, which shows the top nodes' scores.
+        explain_top_nodes=TOP_NODES if explain is True else None,
     )
     sched.apply(objects)
-    trim: Callable[[Explanation], Explanation] | None = None
-    if explain is True:
-        from kschedlib.report.build import trim_explanation
-
-        trim = trim_explanation
     held = dict(held or {})
     order = [o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name]
     order += [p.key for p in held.values()]
@@ -94,10 +93,6 @@ def simulate(
                 done -= 1
             if r.outcome == scheduled:
                 done += 1
-            if trim is not None and r.explanation is not None:
-                trimmed = trim(r.explanation)
-                r = attrs.evolve(r, explanation=trimmed)
-                sched.explanations[key] = trimmed
             last[key] = r
             if key in keys:
                 attempts.setdefault(key, []).append(r)

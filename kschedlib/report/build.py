@@ -11,8 +11,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import attrs
-
 from kschedlib.api.pod import Pod
 from kschedlib.backend.cache.node_tree import get_zone_key
 from kschedlib.results import Explanation, NodeScoreDetail, Outcome, SchedulingResult
@@ -71,12 +69,6 @@ def _top_scores(exp: Explanation) -> list[tuple[str, NodeScoreDetail]]:
     if exp.selected and exp.selected in exp.scores and all(n != exp.selected for n, _ in top):
         top = [*top[: TOP_NODES - 1], (exp.selected, exp.scores[exp.selected])]
     return top
-
-
-def trim_explanation(exp: Explanation) -> Explanation:
-    """What the report shows of an attempt: the top nodes' scores only, so that recording
-    every pod's explanation at 5000 nodes costs a few MB instead of gigabytes."""
-    return attrs.evolve(exp, scores=dict(_top_scores(exp)))
 
 
 def _explanation_data(exp: Explanation, plugin_index: dict[str, int]) -> dict[str, Any]:

@@ -144,23 +144,23 @@ def test_report_without_explanations() -> None:
 
 
 def test_report_mode_keeps_only_the_top_scores_and_the_same_report() -> None:
-    from kschedlib.report.build import TOP_NODES, trim_explanation
+    from kschedlib.report.build import TOP_NODES
     from tests.report.cluster_gen import generated_objects
 
     sim = generated_simulation()
-    # Trimming happened while scheduling: no explanation keeps more scores than the report shows.
+    # Only the top nodes' scores are recorded while scheduling (explain_top_nodes).
     exps = [r.explanation for r in sim.last.values() if r.explanation is not None]
     assert exps and all(len(e.scores) <= TOP_NODES for e in exps)
     assert all(e.selected in e.scores for e in exps if e.scores and e.selected)
-    # The same run with full explanations, trimmed afterwards, gives the same report.
-    full = simulate(None, generated_objects(), explain=[o.key for o in generated_objects()
-                                                        if hasattr(o, "spec")])
-    big = [r.explanation for r in full.last.values() if r.explanation and len(r.explanation.scores) > TOP_NODES]
+    # The same run recording full explanations gives the same report.
+    keys = [o.key for o in generated_objects() if hasattr(o, "spec")]
+    full = simulate(None, generated_objects(), explain=keys)
+    big = [r for r in full.last.values() if r.explanation and len(r.explanation.scores) > TOP_NODES]
     assert big, "the full run must record more than the top nodes"
-    for r in full.last.values():
-        if r.explanation is not None:
-            t = trim_explanation(r.explanation)
-            assert t.scores == {n: r.explanation.scores[n] for n in t.scores}
+    for r in big:
+        small = sim.last[r.key].explanation
+        assert small is not None
+        assert small.scores == {n: r.explanation.scores[n] for n in small.scores}
     trimmed_report, full_report = Report.from_simulation(sim), Report.from_simulation(full)
     assert trimmed_report.summary == full_report.summary
     assert trimmed_report.data["explanations"] == full_report.data["explanations"]
