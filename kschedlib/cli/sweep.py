@@ -9,8 +9,7 @@ from typing import Any, TextIO
 
 import attrs
 
-from kschedlib.api.objects import load_objects
-from kschedlib.api.pod import Pod
+from kschedlib.cli.whatif import load_pod
 from kschedlib.errors import InvalidObjectError, KSchedError
 from kschedlib.sweep import (
     BaseCluster,
@@ -35,10 +34,7 @@ def _read(path: str) -> str:
 
 
 def _pod_template(path: str) -> dict[str, Any]:
-    pods = [o for o in load_objects(_read(path)) if isinstance(o, Pod)]
-    if len(pods) != 1:
-        raise InvalidObjectError(path, "", f"expected exactly one Pod, found {len(pods)}")
-    return pods[0].to_dict()
+    return load_pod(path).to_dict()
 
 
 def build_variants(args: Any, base: BaseCluster) -> list[Variant]:

@@ -37,12 +37,25 @@ def load_cluster(path: str, seed: int, feature_gates: str = "") -> Scheduler:
 
 
 def load_pod(path: str) -> Pod:
-    """The one Pod in a YAML or JSON file."""
-    with open(path, encoding="utf-8") as fh:
-        pods = [o for o in load_objects(fh.read()) if isinstance(o, Pod)]
+    """The one Pod in a YAML or JSON file (``-``: standard input)."""
+    if path == "-":
+        text = sys.stdin.read()
+    else:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    pods = [o for o in load_objects(text) if isinstance(o, Pod)]
     if len(pods) != 1:
         raise KSchedError(f"{path}: expected exactly one Pod, found {len(pods)}")
     return pods[0]
+
+
+def _cluster_args(ap: argparse.ArgumentParser) -> None:
+    """The options every what-if command shares: the cluster to read, output and scheduler."""
+    ap.add_argument("--cluster", required=True, help="scenario JSON or folder of manifests")
+    ap.add_argument("--json", action="store_true", help="machine-readable output")
+    ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
+    ap.add_argument("--feature-gates", metavar="A=true,B=false", default="",
+                    help="kube-scheduler v1.35 feature gates to set")
 
 
 def _emit(data: Any, text: str, as_json: bool, out: TextIO) -> None:
@@ -59,12 +72,8 @@ def capacity_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = s
         description="How many replicas of a pod fit, created one after another (cluster-capacity).",
     )
     ap.add_argument("pod", help="a Pod manifest (YAML or JSON)")
-    ap.add_argument("--cluster", required=True, help="scenario JSON or folder of manifests")
     ap.add_argument("--limit", type=int, help="stop after N replicas")
-    ap.add_argument("--json", action="store_true", help="machine-readable output")
-    ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
-    ap.add_argument("--feature-gates", metavar="A=true,B=false", default="",
-                    help="kube-scheduler v1.35 feature gates to set")
+    _cluster_args(ap)
     args = ap.parse_args(list(argv))
     try:
         sched = load_cluster(args.cluster, args.seed, args.feature_gates)
@@ -84,11 +93,7 @@ def drain_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.
         "removable one after another.",
     )
     ap.add_argument("nodes", nargs="*", metavar="NODE", help="nodes to drain together")
-    ap.add_argument("--cluster", required=True, help="scenario JSON or folder of manifests")
-    ap.add_argument("--json", action="store_true", help="machine-readable output")
-    ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
-    ap.add_argument("--feature-gates", metavar="A=true,B=false", default="",
-                    help="kube-scheduler v1.35 feature gates to set")
+    _cluster_args(ap)
     args = ap.parse_args(list(argv))
     try:
         sched = load_cluster(args.cluster, args.seed, args.feature_gates)
@@ -111,11 +116,7 @@ def whatif_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
         "FailedScheduling text and what preemption would do (nothing is changed).",
     )
     ap.add_argument("pod", help="a Pod manifest (YAML or JSON)")
-    ap.add_argument("--cluster", required=True, help="scenario JSON or folder of manifests")
-    ap.add_argument("--json", action="store_true", help="machine-readable output")
-    ap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking (default 0)")
-    ap.add_argument("--feature-gates", metavar="A=true,B=false", default="",
-                    help="kube-scheduler v1.35 feature gates to set")
+    _cluster_args(ap)
     args = ap.parse_args(list(argv))
     try:
         verdict = load_cluster(args.cluster, args.seed, args.feature_gates).can_schedule(load_pod(args.pod))
