@@ -10,6 +10,8 @@ from kschedlib.api.pod import Pod
 from kschedlib.backend.cache.node_tree import NodeTree
 from kschedlib.framework.types import ImageStateSummary, NodeInfo, PodInfo, next_generation
 
+_CHANGE_LOG_MAX = 1 << 14
+
 
 class Snapshot:
     """Implements the shared listers plugins read (node_infos(), storage_infos())."""
@@ -23,6 +25,8 @@ class Snapshot:
         "generation",
         "positions",
         "shared_generation",
+        "_change_log",
+        "_change_log_floor",
     )
 
     def __init__(self) -> None:
@@ -37,6 +41,10 @@ class Snapshot:
         # Entries with a generation at or below this are shared with a fork: the cache
         # replaces them (``unshare``) instead of updating them in place.
         self.shared_generation = 0
+        # (generation, node name) of the NodeInfos the cache updated, oldest first: it
+        # answers changed_since for generations at or above the floor (None: no log yet).
+        self._change_log: list[tuple[int, str]] = []
+        self._change_log_floor: int | None = None
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -86,6 +94,34 @@ class Snapshot:
             n for n in self.node_info_list if n.pods_with_required_anti_affinity
         ]
         self.used_pvc_set = {k for n in self.node_info_list for k in n.pvc_ref_counts}
+
+    def record_changes(self, since: int, changes: list[tuple[int, str]]) -> None:
+        """Note the NodeInfos the cache just updated, as (generation, name) oldest first, on a
+        snapshot that was at generation ``since`` (Cache.update_snapshot calls this)."""
+        if self._change_log_floor is None:
+            self._change_log_floor = since
+        log = self._change_log
+        log.extend(changes)
+        if len(log) > _CHANGE_LOG_MAX:
+            cut = len(log) - _CHANGE_LOG_MAX // 2
+            self._change_log_floor = log[cut - 1][0]
+            del log[:cut]
+
+    def changed_since(self, generation: int) -> list[str] | None:
+        """Names (maybe repeated) of the nodes whose NodeInfo the cache updated in this
+        snapshot after ``generation``, a generation this snapshot had; None when the log does
+        not reach back that far. Node list rebuilds are not covered: they replace
+        node_info_list (a new list)."""
+        floor = self._change_log_floor
+        if floor is None or generation < floor:
+            return None
+        log = self._change_log
+        out: list[str] = []
+        i = len(log) - 1
+        while i >= 0 and log[i][0] > generation:
+            out.append(log[i][1])
+            i -= 1
+        return out
 
     def share_into(self, new: Snapshot) -> None:
         """Make ``new`` equal to this snapshot, sharing the NodeInfos copy-on-write (both

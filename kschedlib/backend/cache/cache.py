@@ -532,6 +532,7 @@ class Cache:
         update_all = update_pvcs = False
         affinity: list[tuple[NodeInfo, bool]] = []  # nodes entering/leaving the affinity lists
         anti_affinity: list[tuple[NodeInfo, bool]] = []
+        changes: list[tuple[int, str]] = []  # for Snapshot.changed_since, newest first
         item = self._head
         while item is not None:
             info = item.info
@@ -540,6 +541,7 @@ class Cache:
             node = info.node
             if node is not None:
                 name = node.metadata.name
+                changes.append((info.generation, name))
                 existing = node_map.get(name)
                 if existing is None:
                     update_all = True
@@ -561,6 +563,8 @@ class Cache:
         head = self._head
         if head is not None:
             snapshot.generation = head.info.generation
+        changes.reverse()
+        snapshot.record_changes(generation, changes)
 
         tree = self._tree
         if len(node_map) > tree.num_nodes:

@@ -5,7 +5,9 @@ constraint's selector per topology value. Each node's share depends only on the 
 namespace, constraints, required node affinity and tolerations, and on the NodeInfo; so the
 shares are kept per such key with the NodeInfo generation they were taken at, and from one
 cycle to the next only the nodes whose generation changed are counted again. The totals come
-out as recounting gives them, keys in the same (first seen) order.
+out as recounting gives them, keys in the same (first seen) order. Which nodes changed comes
+from the snapshot's change log when it can tell (Snapshot.changed_since), else from comparing
+every node's generation.
 """
 
 from __future__ import annotations
@@ -81,8 +83,35 @@ def _totals(shares: Sequence[Share], k: int) -> list[dict[str, int]]:
     return totals
 
 
+_LEAF = 32
+
+
+def changed_indices(a: Sequence[Any], b: Sequence[Any]) -> list[int]:
+    """The indices, in increasing order, where two equally long sequences differ (``!=``;
+    identity for objects without ``__eq__``). Halves are compared as slices, at C speed, so
+    a few changes among many entries cost little more than one comparison of the lists."""
+    out: list[int] = []
+    if a == b:
+        return out
+    a = list(a)
+    b = list(b)
+    stack = [(0, len(a))]
+    while stack:
+        lo, hi = stack.pop()
+        if hi - lo <= _LEAF:
+            out.extend(i for i in range(lo, hi) if a[i] != b[i])
+            continue
+        mid = (lo + hi) >> 1
+        # Right half pushed first: the left one is taken first, so indices come out sorted.
+        if a[mid:hi] != b[mid:hi]:
+            stack.append((mid, hi))
+        if a[lo:mid] != b[lo:mid]:
+            stack.append((lo, mid))
+    return out
+
+
 class _Entry:
-    __slots__ = ("nodes", "gens", "shares", "totals")
+    __slots__ = ("nodes", "gens", "shares", "totals", "source", "snapshot", "seen")
 
     def __init__(
         self, nodes: list[NodeInfo], gens: list[int], shares: list[Share], totals: list[dict[str, int]]
@@ -91,6 +120,34 @@ class _Entry:
         self.gens = gens
         self.shares = shares
         self.totals = totals
+        # The node list, snapshot and snapshot generation the entry is up to date with.
+        self.source: object = None
+        self.snapshot: Any = None
+        self.seen = 0
+
+
+def _changed_from_log(
+    entry: _Entry, all_nodes: list[NodeInfo], snapshot: Any
+) -> list[int] | None:
+    """The positions of the nodes changed since the entry was brought up to date, from the
+    snapshot's change log; None when the log cannot tell (another snapshot or node list,
+    a log that does not reach back that far)."""
+    if snapshot is None or entry.snapshot is not snapshot or entry.source is not all_nodes:
+        return None
+    changed_since = getattr(snapshot, "changed_since", None)
+    if changed_since is None or snapshot.list() is not all_nodes:
+        return None
+    names = changed_since(entry.seen)
+    if names is None:
+        return None
+    pos = snapshot.positions
+    refs, gens = entry.nodes, entry.gens
+    out: list[int] = []
+    for i in sorted({pos[name] for name in names if name in pos}):
+        ni = all_nodes[i]
+        if ni.generation != gens[i] or ni is not refs[i]:
+            out.append(i)
+    return out
 
 
 class SpreadCounter:
@@ -108,10 +165,15 @@ class SpreadCounter:
         constraints: Sequence[SpreadConstraint],
         all_nodes: Sequence[NodeInfo],
         require_all: bool,
+        snapshot: Any = None,
     ) -> list[dict[str, int]] | None:
         """Per constraint, matching pods per topology value over ``all_nodes`` (shared
         dicts: copy before changing them); None the first time a key is seen (count
-        directly then: keeping counts pays off only for a key that comes back)."""
+        directly then: keeping counts pays off only for a key that comes back).
+
+        ``snapshot``, the lister ``all_nodes`` comes from, tells through its change log
+        (``changed_since``) which nodes changed, so that not every NodeInfo is looked at;
+        without it, or when the log cannot tell, every node's generation is compared."""
         ns = pod.metadata.namespace
         spec = pod.spec
         aff = spec.affinity
@@ -128,16 +190,20 @@ class SpreadCounter:
             return None
         required = RequiredNodeAffinity.of(pod)
         k = len(constraints)
+        if not isinstance(all_nodes, list):
+            all_nodes = list(all_nodes)
         entry = entries.pop(key, None)
         if entry is not None and len(entry.nodes) == len(all_nodes):
             refs, gens, shares, totals = entry.nodes, entry.gens, entry.shares, entry.totals
+            changed = _changed_from_log(entry, all_nodes, snapshot)
+            if changed is None:
+                now = [ni.generation for ni in all_nodes]
+                changed = changed_indices(now, gens)
+                if refs != all_nodes:  # NodeInfos replaced (unshared copies, a rebuilt list)
+                    changed = sorted(set(changed).union(changed_indices(all_nodes, refs)))
             rebuild = False
-            for i, ni in enumerate(all_nodes):
-                if ni.generation == gens[i] and ni is refs[i]:
-                    continue
-                if ni is not refs[i]:
-                    entry = None
-                    break
+            for i in changed:
+                ni = all_nodes[i]
                 new = node_share(pod, constraints, required, ns, ni, require_all)
                 old = shares[i]
                 if not rebuild and _same_domains(old, new):
@@ -151,8 +217,9 @@ class SpreadCounter:
                 else:
                     rebuild = True
                 shares[i] = new
+                refs[i] = ni
                 gens[i] = ni.generation
-            if entry is not None and rebuild:
+            if rebuild:
                 entry.totals = _totals(shares, k)
         else:
             entry = None
@@ -162,6 +229,9 @@ class SpreadCounter:
             entry = _Entry(nodes, [ni.generation for ni in nodes], shares, _totals(shares, k))
             if len(entries) >= MAX_ENTRIES:
                 del entries[next(iter(entries))]
+        entry.source = all_nodes
+        entry.snapshot = snapshot
+        entry.seen = getattr(snapshot, "generation", 0)
         entries[key] = entry
         return entry.totals
 

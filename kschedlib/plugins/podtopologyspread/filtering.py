@@ -4,6 +4,7 @@ then check each node's skew against the global minimum (podtopologyspread/filter
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
@@ -21,8 +22,8 @@ from kschedlib.plugins.podtopologyspread.counting import SpreadCounter
 MAX_INT32 = (1 << 31) - 1
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
-_MISSING_LABEL = Status(Code.UnschedulableAndUnresolvable, (ERR_REASON_NODE_LABEL_NOT_MATCH,), NAME)
-_SKEW_TOO_BIG = Status(Code.Unschedulable, (ERR_REASON_CONSTRAINTS_NOT_MATCH,), NAME)
+MISSING_LABEL = Status(Code.UnschedulableAndUnresolvable, (ERR_REASON_NODE_LABEL_NOT_MATCH,), NAME)
+SKEW_TOO_BIG = Status(Code.Unschedulable, (ERR_REASON_CONSTRAINTS_NOT_MATCH,), NAME)
 
 
 class CriticalPaths:
@@ -66,9 +67,22 @@ class CriticalPaths:
 
 class PreFilterState:
     """Per constraint: matching pods per topology value and the critical paths; plus whether
-    the incoming pod matches each constraint's selector (its own +1)."""
+    the incoming pod matches each constraint's selector (its own +1).
 
-    __slots__ = ("constraints", "critical_paths", "tp_value_to_match_num", "self_match")
+    ``checks`` holds, per constraint, (topology key, matching pods per value, limit): a node
+    passes the constraint when its value's count is at most the limit, maxSkew + global
+    minimum - self match (Filter's ``count + self - min <= maxSkew``, rearranged); it is
+    rebuilt whenever the counts change. The count dicts are shared copy-on-write between a
+    state and its clones."""
+
+    __slots__ = (
+        "constraints",
+        "critical_paths",
+        "tp_value_to_match_num",
+        "self_match",
+        "checks",
+        "_shared",
+    )
 
     def __init__(
         self,
@@ -83,14 +97,31 @@ class PreFilterState:
             tp_value_to_match_num if tp_value_to_match_num is not None else []
         )
         self.self_match = self_match
+        self._shared = False
+        self.checks: tuple[tuple[str, dict[str, int], int], ...] = ()
+        self.refresh_checks()
+
+    def refresh_checks(self) -> None:
+        """Recompute ``checks`` from the counts and critical paths."""
+        self.checks = tuple(
+            (
+                c.topology_key,
+                self.tp_value_to_match_num[i],
+                c.max_skew + self.min_match_num(i, c.min_domains) - self.self_match[i],
+            )
+            for i, c in enumerate(self.constraints)
+        )
 
     def clone(self) -> PreFilterState:
-        return PreFilterState(
-            self.constraints,
-            [p.copy() for p in self.critical_paths],
-            [dict(m) for m in self.tp_value_to_match_num],
-            self.self_match,
-        )
+        c = PreFilterState.__new__(PreFilterState)
+        c.constraints = self.constraints
+        c.critical_paths = [p.copy() for p in self.critical_paths]
+        c.tp_value_to_match_num = self.tp_value_to_match_num
+        c.self_match = self.self_match
+        c.checks = self.checks
+        # Both copy the count dicts before their next change.
+        c._shared = self._shared = True
+        return c
 
     def min_match_num(self, i: int, min_domains: int) -> int:
         """The global minimum of constraint ``i``, 0 when it has fewer domains than minDomains."""
@@ -109,16 +140,23 @@ class PreFilterState:
             return
         required = RequiredNodeAffinity.of(preemptor_pod)
         pod_labels = updated_pod.metadata.labels
+        changed = False
         for i, c in enumerate(self.constraints):
             if not c.selector.matches(pod_labels):
                 continue
             if not c.match_node_inclusion_policies(preemptor_pod, node, required):
                 continue
+            if self._shared:
+                self.tp_value_to_match_num = [dict(m) for m in self.tp_value_to_match_num]
+                self._shared = False
             v = labels[c.topology_key]
             counts = self.tp_value_to_match_num[i]
             n = counts.get(v, 0) + delta
             counts[v] = n
             self.critical_paths[i].update(v, n)
+            changed = True
+        if changed:
+            self.refresh_checks()
 
 
 def cal_pre_filter_state(
@@ -126,14 +164,16 @@ def cal_pre_filter_state(
     constraints: Sequence[SpreadConstraint],
     all_nodes: Sequence[NodeInfo],
     counter: SpreadCounter | None = None,
+    lister: Any = None,
 ) -> PreFilterState:
     """Count, per constraint and topology value, the pods matching the constraint's selector
     on the nodes that carry every topology key and pass the inclusion policies (taken from
-    ``counter``, kept up to date across cycles, when given)."""
+    ``counter``, kept up to date across cycles, when given; ``lister`` is the node lister
+    ``all_nodes`` comes from, for its change log)."""
     if not constraints:
         return PreFilterState()
     if counter is not None:
-        totals = counter.totals(pod, constraints, all_nodes, True)
+        totals = counter.totals(pod, constraints, all_nodes, True, lister)
         if totals is not None:
             return _state_from_counts(pod, constraints, [dict(m) for m in totals])
     ns = pod.metadata.namespace
@@ -172,7 +212,8 @@ def _state_from_counts(
 
 def filter_node(s: PreFilterState, node: Node) -> Status | None:
     """Reject the node if it lacks a topology key or if placing the pod there would push a
-    DoNotSchedule constraint's skew over maxSkew."""
+    DoNotSchedule constraint's skew over maxSkew (computed as kube-scheduler writes it; the
+    plugin's Filter reads ``s.checks`` instead, with the same verdicts)."""
     constraints = s.constraints
     if not constraints:
         return None
@@ -180,9 +221,9 @@ def filter_node(s: PreFilterState, node: Node) -> Status | None:
     for i, c in enumerate(constraints):
         v = labels.get(c.topology_key)
         if v is None:
-            return _MISSING_LABEL
+            return MISSING_LABEL
         match_num = s.tp_value_to_match_num[i].get(v, 0)
         skew = match_num + s.self_match[i] - s.min_match_num(i, c.min_domains)
         if skew > c.max_skew:
-            return _SKEW_TOO_BIG
+            return SKEW_TOO_BIG
     return None

@@ -37,9 +37,10 @@ from kschedlib.plugins.podtopologyspread.common import (
 )
 from kschedlib.plugins.podtopologyspread.counting import SpreadCounter, counter_enabled
 from kschedlib.plugins.podtopologyspread.filtering import (
+    MISSING_LABEL,
+    SKEW_TOO_BIG,
     PreFilterState,
     cal_pre_filter_state,
-    filter_node,
 )
 from kschedlib.plugins.podtopologyspread.scoring import (
     PreScoreState,
@@ -137,7 +138,11 @@ class PodTopologySpread:
         constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
         if not constraints:
             return None, SKIP
-        state.write(PRE_FILTER_STATE_KEY, cal_pre_filter_state(pod, constraints, nodes, self._counter))
+        lister = self._handle.snapshot_shared_lister().node_infos()
+        state.write(
+            PRE_FILTER_STATE_KEY,
+            cal_pre_filter_state(pod, constraints, nodes, self._counter, lister),
+        )
         return None, None
 
     def pre_filter_extensions(self) -> PodTopologySpread:
@@ -172,12 +177,22 @@ class PodTopologySpread:
         node = node_info.node
         if node is None:
             return Status.error("node not found", NAME)
-        return filter_node(s, node)
+        # filter_node, from the per-constraint limits PreFilter worked out: one label and
+        # one count lookup per constraint.
+        labels = node.metadata.labels
+        for key, counts, limit in s.checks:
+            value = labels.get(key)
+            if value is None:
+                return MISSING_LABEL
+            if counts.get(value, 0) > limit:
+                return SKEW_TOO_BIG
+        return None
 
     # --- PreScore / Score ---
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        all_nodes = self._handle.snapshot_shared_lister().node_infos().list()
+        lister = self._handle.snapshot_shared_lister().node_infos()
+        all_nodes = lister.list()
         if not all_nodes:
             return SKIP
         # Only explicit or List-defaulted constraints require every topology key on a node:
@@ -187,7 +202,7 @@ class PodTopologySpread:
         if not constraints:
             return SKIP
         s = init_pre_score_state(constraints, nodes, require_all)
-        count_domains(s, pod, all_nodes, require_all, self._counter)
+        count_domains(s, pod, all_nodes, require_all, self._counter, lister)
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 

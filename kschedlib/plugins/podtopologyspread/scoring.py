@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from kschedlib.api.pod import Pod
 from kschedlib.framework.interface import MAX_NODE_SCORE, NodeScore
@@ -126,13 +127,14 @@ def count_domains(
     all_nodes: Sequence[NodeInfo],
     require_all_topologies: bool,
     counter: SpreadCounter | None = None,
+    lister: Any = None,
 ) -> None:
     """Add up, over all nodes, the matching pods of the topology values being scored (from
     ``counter``'s totals, kept up to date across cycles, when given)."""
     constraints = s.constraints
     totals = (
         None if counter is None
-        else counter.totals(pod, constraints, all_nodes, require_all_topologies)
+        else counter.totals(pod, constraints, all_nodes, require_all_topologies, lister)
     )
     if totals is not None:
         for counts, total in zip(s.tp_value_to_pod_counts, totals, strict=True):
