@@ -47,7 +47,9 @@ from kschedlib.plugins.podtopologyspread.scoring import (
     count_domains,
     init_pre_score_state,
     normalize_scores,
+    normalize_values,
     score_node,
+    score_nodes,
 )
 
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -212,8 +214,40 @@ class PodTopologySpread:
             return 0, _state_error(PRE_SCORE_STATE_KEY, "error reading")
         return score_node(s, pod, node_info), None
 
+    def score_nodes(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """Score for every node at once (same results as ``score`` node by node)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return [], _state_error(PRE_SCORE_STATE_KEY, "error reading")
+        out = score_nodes(s, pod, nodes)
+        ignored = s.ignored_nodes
+        s.batch = (out, [i for i, ni in enumerate(nodes) if ni.name in ignored]) if ignored else None
+        return out, None
+
     def score_extensions(self) -> PodTopologySpread:
         return self
+
+    def normalize_score_values(
+        self, state: CycleState, pod: Pod, values: list[int]
+    ) -> Status | None:
+        """normalize_score over the scores ``score_nodes`` returned, in place (the ignored
+        nodes are known by position from that call)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return _state_error(PRE_SCORE_STATE_KEY, "error reading")
+        if not s.ignored_nodes:
+            normalize_values(values, ())
+            return None
+        batch = s.batch
+        if batch is None or batch[0] is not values:
+            return Status.error(
+                "normalizing scores without node names: pass the list score_nodes returned",
+                NAME,
+            )
+        normalize_values(values, batch[1])
+        return None
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]

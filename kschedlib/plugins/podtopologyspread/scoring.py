@@ -14,6 +14,7 @@ from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
 from kschedlib.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
+    LabelMatcher,
     SpreadConstraint,
     count_pods_match_selector,
     node_labels_match_spread_constraints,
@@ -73,7 +74,7 @@ class PreScoreState:
     """The ScheduleAnyway constraints, the filtered nodes left out of scoring (missing a
     topology key), matching pods per topology value and each constraint's weight."""
 
-    __slots__ = ("constraints", "ignored_nodes", "tp_value_to_pod_counts", "weights")
+    __slots__ = ("constraints", "ignored_nodes", "tp_value_to_pod_counts", "weights", "batch")
 
     def __init__(
         self,
@@ -86,6 +87,9 @@ class PreScoreState:
         self.ignored_nodes = ignored_nodes
         self.tp_value_to_pod_counts = tp_value_to_pod_counts
         self.weights = weights
+        # The last score_nodes result and its ignored nodes' positions, for
+        # normalize_score_values (which gets the scores without the node names).
+        self.batch: tuple[list[int], list[int]] | None = None
 
     def clone(self) -> PreScoreState:
         return self
@@ -100,18 +104,26 @@ def init_pre_score_state(
     weigh each constraint by its number of domains among them."""
     ignored: set[str] = set()
     counts: list[dict[str, int]] = [{} for _ in constraints]
+    keys = [c.topology_key for c in constraints]
+    # Per-node counts (hostname) are taken at Score: no domains to note for them.
+    counted = [(counts[i], key) for i, key in enumerate(keys) if key != LABEL_HOSTNAME]
     for ni in filtered_nodes:
         node = ni.node
         if node is None:
             continue
         labels = node.metadata.labels
-        if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
+        if require_all_topologies:
+            for key in keys:
+                if key not in labels:
+                    break
+            else:
+                for m, key in counted:
+                    m[labels[key]] = 0
+                continue
             ignored.add(node.metadata.name)
             continue
-        for i, c in enumerate(constraints):
-            if c.topology_key == LABEL_HOSTNAME:
-                continue  # per-node counts are taken at Score
-            counts[i].setdefault(labels.get(c.topology_key, ""), 0)
+        for m, key in counted:
+            m[labels.get(key, "")] = 0
     weights: list[float] = []
     for i, c in enumerate(constraints):
         size = len(counts[i])
@@ -201,3 +213,86 @@ def normalize_scores(s: PreScoreState, scores: list[NodeScore]) -> None:
             ns.score = MAX_NODE_SCORE
         else:
             ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score
+
+
+def score_nodes(s: PreScoreState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+    """score_node for every node, from per-topology-value terms worked out once: the same
+    float operations in the same order, so the same results."""
+    ignored = s.ignored_nodes
+    ns = pod.metadata.namespace
+    # Per constraint: (key, value -> term, term of a value without count, selector or None).
+    # A term is cnt * weight + (maxSkew - 1), as score_node adds it; hostname terms depend
+    # on the node's own pods (selector given).
+    plan: list[tuple[str, dict[str, float], float, LabelMatcher | None, float, float]] = []
+    for i, c in enumerate(s.constraints):
+        w = s.weights[i]
+        skew = float(c.max_skew - 1)
+        if c.topology_key == LABEL_HOSTNAME:
+            plan.append((c.topology_key, {}, 0.0, c.selector, w, skew))
+        else:
+            terms = {v: cnt * w + skew for v, cnt in s.tp_value_to_pod_counts[i].items()}
+            plan.append((c.topology_key, terms, 0 * w + skew, None, w, skew))
+    out: list[int] = []
+    append = out.append
+    if len(plan) == 1 and plan[0][3] is None:
+        # One zone-like constraint: a node's score is a function of its value.
+        key, terms, missing, _, _, _ = plan[0]
+        by_value = {v: int(go_round(0.0 + t)) for v, t in terms.items()}
+        default = int(go_round(0.0 + missing))
+        for ni in nodes:
+            node = ni.node
+            if node is None or (ignored and node.metadata.name in ignored):
+                append(0)
+                continue
+            value = node.metadata.labels.get(key)
+            append(0 if value is None else by_value.get(value, default))
+        return out
+    rounded: dict[float, int] = {}
+    for ni in nodes:
+        node = ni.node
+        if node is None or (ignored and node.metadata.name in ignored):
+            append(0)
+            continue
+        labels = node.metadata.labels
+        score = 0.0
+        for key, terms, missing, selector, w, skew in plan:
+            value = labels.get(key)
+            if value is None:
+                continue
+            if selector is None:
+                score += terms.get(value, missing)
+            else:
+                score += count_pods_match_selector(ni.pods, selector, ns) * w + skew
+        r = rounded.get(score)
+        if r is None:
+            r = rounded[score] = int(go_round(score))
+        append(r)
+    return out
+
+
+def normalize_values(values: list[int], ignored: Sequence[int]) -> None:
+    """normalize_scores over plain scores in node order, in place; ``ignored`` are the
+    positions of the ignored nodes."""
+    for i in ignored:
+        values[i] = INVALID_SCORE
+    if ignored:
+        skip = set(ignored)
+        counted = [v for i, v in enumerate(values) if i not in skip]
+    else:
+        counted = values
+    min_score = min(counted, default=(1 << 63) - 1)
+    max_score = max(0, max(counted, default=0))
+    if INVALID_SCORE not in values:
+        if max_score == 0:
+            values[:] = [MAX_NODE_SCORE] * len(values)
+        else:
+            top = max_score + min_score
+            values[:] = [MAX_NODE_SCORE * (top - v) // max_score for v in values]
+        return
+    if max_score == 0:
+        values[:] = [0 if v == INVALID_SCORE else MAX_NODE_SCORE for v in values]
+    else:
+        top = max_score + min_score
+        values[:] = [
+            0 if v == INVALID_SCORE else MAX_NODE_SCORE * (top - v) // max_score for v in values
+        ]
