@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.framework.interface import MAX_NODE_SCORE, NodeScore
 from kschedlib.framework.types import NodeInfo
@@ -74,7 +75,15 @@ class PreScoreState:
     """The ScheduleAnyway constraints, the filtered nodes left out of scoring (missing a
     topology key), matching pods per topology value and each constraint's weight."""
 
-    __slots__ = ("constraints", "ignored_nodes", "tp_value_to_pod_counts", "weights", "batch")
+    __slots__ = (
+        "constraints",
+        "ignored_nodes",
+        "tp_value_to_pod_counts",
+        "weights",
+        "batch",
+        "node_refs",
+        "node_values",
+    )
 
     def __init__(
         self,
@@ -90,6 +99,11 @@ class PreScoreState:
         # The last score_nodes result and its ignored nodes' positions, for
         # normalize_score_values (which gets the scores without the node names).
         self.batch: tuple[list[int], list[int]] | None = None
+        # One zone-like constraint: the filtered nodes' Node objects and their topology
+        # values (None: no node or no label) as PreScore read them, for score_nodes over
+        # the same nodes.
+        self.node_refs: list[Node | None] | None = None
+        self.node_values: list[str | None] = []
 
     def clone(self) -> PreScoreState:
         return self
@@ -105,6 +119,8 @@ def init_pre_score_state(
     ignored: set[str] = set()
     counts: list[dict[str, int]] = [{} for _ in constraints]
     keys = [c.topology_key for c in constraints]
+    if len(keys) == 1 and keys[0] != LABEL_HOSTNAME:
+        return _init_single(constraints[0], filtered_nodes, require_all_topologies)
     # Per-node counts (hostname) are taken at Score: no domains to note for them.
     counted = [(counts[i], key) for i, key in enumerate(keys) if key != LABEL_HOSTNAME]
     for ni in filtered_nodes:
@@ -131,6 +147,38 @@ def init_pre_score_state(
             size = len(filtered_nodes) - len(ignored)
         weights.append(topology_normalizing_weight(size))
     return PreScoreState(constraints, ignored, counts, weights)
+
+
+def _init_single(
+    c: SpreadConstraint, filtered_nodes: Sequence[NodeInfo], require_all_topologies: bool
+) -> PreScoreState:
+    """init_pre_score_state for one constraint whose key is not the hostname, noting each
+    node's value for score_nodes."""
+    key = c.topology_key
+    ignored: set[str] = set()
+    m: dict[str, int] = {}
+    refs: list[Node | None] = []
+    values: list[str | None] = []
+    add_ref = refs.append
+    add_value = values.append
+    for ni in filtered_nodes:
+        node = ni.node
+        add_ref(node)
+        if node is None:
+            add_value(None)
+            continue
+        value = node.metadata.labels.get(key)
+        add_value(value)
+        if value is None:
+            if require_all_topologies:
+                ignored.add(node.metadata.name)
+                continue
+            value = ""
+        m[value] = 0
+    s = PreScoreState((c,), ignored, [m], [topology_normalizing_weight(len(m))])
+    s.node_refs = refs
+    s.node_values = values
+    return s
 
 
 def count_domains(
@@ -239,6 +287,16 @@ def score_nodes(s: PreScoreState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[i
         key, terms, missing, _, _, _ = plan[0]
         by_value = {v: int(go_round(0.0 + t)) for v, t in terms.items()}
         default = int(go_round(0.0 + missing))
+        refs = s.node_refs
+        if (
+            refs is not None
+            and not ignored
+            and len(refs) == len(nodes)
+            and [ni.node for ni in nodes] == refs
+        ):
+            # The nodes PreScore read (same Node objects, so the same labels).
+            get = by_value.get
+            return [0 if v is None else get(v, default) for v in s.node_values]
         for ni in nodes:
             node = ni.node
             if node is None or (ignored and node.metadata.name in ignored):

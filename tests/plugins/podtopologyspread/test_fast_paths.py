@@ -222,6 +222,10 @@ def test_filter_and_score_fast_paths_equal_the_straightforward_ones(w: dict[str,
     assert bst is None
     assert batch == single
     single = [v for ni, v in zip(nodes, single, strict=True) if ni.name in w["filtered"]]
+    # As many nodes as PreScore saw, in another order: not the nodes it read.
+    batch, bst = pl.score_nodes(state, incoming, filtered[::-1])
+    assert bst is None
+    assert batch == single[::-1]
     batch, bst = pl.score_nodes(state, incoming, filtered)
     assert bst is None
     assert batch == single
