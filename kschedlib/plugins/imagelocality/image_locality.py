@@ -106,6 +106,9 @@ class ImageLocality:
         s = self._pod_images(state, pod)
         names, num_nodes, count = s.names, s.total_num_nodes, len(s.names)
         none = calculate_priority(0, count)  # a node holding none of the images
+        states = [ni.image_states for ni in nodes]
+        if not any(states):
+            return [none] * len(nodes), None
         out: list[int] = []
         append = out.append
         for ni in nodes:
