@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection, Iterable, Sequence
-from itertools import chain, islice
+from itertools import chain, compress, islice
 from typing import Any
 
 import attrs
@@ -438,7 +438,7 @@ class SchedulingAlgorithm:
         best = max(totals)
         if totals.count(best) == 1:
             return nodes[totals.index(best)].name
-        ties = [nodes[i].name for i, t in enumerate(totals) if t == best]
+        ties = [ni.name for ni in compress(nodes, map(best.__eq__, totals))]
         if self.deterministic:
             return min(ties)
         return ties[self.rng.randrange(len(ties))] if len(ties) > 1 else ties[0]

@@ -17,7 +17,7 @@ Table = dict[str, tuple[int, Any]]
 """node name -> (NodeInfo generation, stored result)."""
 
 
-DEFAULT_MAX_TABLES = 16
+DEFAULT_MAX_TABLES = 32
 
 
 class NodeLocalCache:
@@ -61,17 +61,24 @@ class NodeLocalCache:
         return len(self._tables)
 
 
+def local_fragment(plugin: Any, pod: Any) -> Hashable | None:
+    """What a node-local plugin's results depend on besides the NodeInfo: its
+    ``node_local_fragment(pod)`` when it has one (e.g. adding a cluster-wide count), else its
+    ``sign_pod(pod)``; None when the plugin is not node-local or does not sign the pod."""
+    if not getattr(plugin, "node_local", False):
+        return None
+    fn = getattr(plugin, "node_local_fragment", None)
+    if fn is None:
+        fn = getattr(plugin, "sign_pod", None)
+    return None if fn is None else fn(pod)
+
+
 def node_local_fragments(plugins: Sequence[Any], pod: Any) -> list[tuple[str, Hashable]]:
     """The (name, fragment) of the leading node-local plugins that sign ``pod``: the run of
     ``plugins`` whose results can be stored, stopping at the first that cannot."""
     out: list[tuple[str, Hashable]] = []
     for pl in plugins:
-        if not getattr(pl, "node_local", False):
-            break
-        sign = getattr(pl, "sign_pod", None)
-        if sign is None:
-            break
-        fragment = sign(pod)
+        fragment = local_fragment(pl, pod)
         if fragment is None:
             break
         out.append((pl.name, fragment))

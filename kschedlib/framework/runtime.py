@@ -29,6 +29,7 @@ from kschedlib.framework.interface import (
 )
 from kschedlib.framework.node_local_cache import (
     NodeLocalCache,
+    local_fragment,
     node_local_fragments,
 )
 from kschedlib.framework.registry import Registry
@@ -658,24 +659,24 @@ class Framework:
             name = pl.name
             if name in skip:
                 continue
-            if getattr(pl, "node_local", False):
-                sign = getattr(pl, "sign_pod", None)
-                fragment = sign(pod) if sign is not None else None
-                if fragment is not None:
-                    frags.append((name, fragment))
-                    (folded if pl.score_extensions() is None else normalized).append(pl)
-                    continue
+            fragment = local_fragment(pl, pod)
+            if fragment is not None:
+                frags.append((name, fragment))
+                (folded if pl.score_extensions() is None else normalized).append(pl)
+                continue
             others.append(pl)
         if not frags:
             return None
-        assert self.node_local_cache is not None
-        table = self.node_local_cache.generation_table(
-            ("totals", tuple(frags)), self._live_generations
-        )
+        cache = self.node_local_cache
+        assert cache is not None
+        key = tuple(frags)
+        table = cache.generation_table(("totals", key), self._live_generations)
+        # Raw scores of the plugins with NormalizeScore, stored only where one is not zero.
+        side = cache.generation_table(("totals-raw", key), self._live_generations)
         get = table.get
-        rows: list[Any] = [get(ni.generation) for ni in nodes]
-        if None in rows:
-            missing = [i for i, r in enumerate(rows) if r is None]
+        totals: list[Any] = [get(ni.generation) for ni in nodes]
+        if None in totals:
+            missing = [i for i, r in enumerate(totals) if r is None]
             miss_nodes = [nodes[i] for i in missing]
             columns: list[list[int]] = []
             for pl in (*folded, *normalized):
@@ -687,23 +688,34 @@ class Framework:
             nf = len(folded)
             for j, i in enumerate(missing):
                 raw = [col[j] for col in columns]
-                row = (sum(w * v for w, v in zip(weighted, raw[:nf], strict=True)), *raw[nf:])
-                rows[i] = row
-                table[nodes[i].generation] = row
-        totals = [r[0] for r in rows]
-        for k, pl in enumerate(normalized, 1):
-            out = self._score_one_plugin(pl, state, pod, nodes, None, [r[k] for r in rows])
-            st = self._add_weighted(pl.name, out, totals)
-            if st is not None:
-                return [], st
+                partial = sum(w * v for w, v in zip(weighted, raw[:nf], strict=True))
+                totals[i] = partial
+                gen = nodes[i].generation
+                table[gen] = partial
+                if any(raw[nf:]):
+                    side[gen] = tuple(raw[nf:])
+        offset = 0
+        if normalized:
+            zero = (0,) * len(normalized)
+            rows = [side.get(ni.generation, zero) for ni in nodes] if side else None
+            for k, pl in enumerate(normalized):
+                vals = [r[k] for r in rows] if rows is not None else [0] * len(nodes)
+                out = self._score_one_plugin(pl, state, pod, nodes, None, vals)
+                c, st = self._add_weighted(pl.name, out, totals)
+                if st is not None:
+                    return [], st
+                offset += c
         for pl in others:
             try:
                 out = self._score_one_plugin(pl, state, pod, nodes, None)
             except Exception as exc:
                 out = from_exception(exc, pl.name)
-            st = self._add_weighted(pl.name, out, totals)
+            c, st = self._add_weighted(pl.name, out, totals)
             if st is not None:
                 return [], st
+            offset += c
+        if offset:
+            totals = [t + offset for t in totals]
         return totals, None
 
     def _raw_scores_or_none(
@@ -734,34 +746,37 @@ class Framework:
             return None
         return list(vals)
 
-    def _add_weighted(self, name: str, out: list[int] | Status, totals: list[int]) -> Status | None:
-        """Add one plugin's normalized scores, weighted, to ``totals`` (in place), or the
-        error status _score would give for them."""
+    def _add_weighted(
+        self, name: str, out: list[int] | Status, totals: list[int]
+    ) -> tuple[int, Status | None]:
+        """Add one plugin's normalized scores, weighted, to ``totals`` (in place), or give the
+        error status _score would give for them. A score equal on every node is returned
+        (weighted) instead, for the caller to add once."""
         if isinstance(out, Status):
-            return out
+            return 0, out
         n = len(totals)
         w = self.score_weights[name]
         if n and len(out) == n and out.count(out[0]) == n:  # one score for every node
             c = out[0]
             if MIN_NODE_SCORE <= c <= MAX_NODE_SCORE:
-                if c:
-                    c *= w
-                    totals[:] = [t + c for t in totals]
-                return None
+                return c * w, None
         if out and (min(out) < MIN_NODE_SCORE or max(out) > MAX_NODE_SCORE):
             bad = next(v for v in out if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
-            return Status.error(
+            return 0, Status.error(
                 f'applying score defaultWeights on Score plugins: plugin "{name}" '
                 f"returns an invalid score {bad}, it should in the range of "
                 f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
             )
         if len(out) != n:
-            return Status.error(
+            return 0, Status.error(
                 f'running Score plugins: plugin "{name}" returned {len(out)} scores '
                 f"for {n} nodes"
             )
-        totals[:] = map(add, totals, out) if w == 1 else [t + v * w for t, v in zip(totals, out, strict=True)]
-        return None
+        if w == 1:
+            totals[:] = map(add, totals, out)
+        else:
+            totals[:] = [t + v * w for t, v in zip(totals, out, strict=True)]
+        return 0, None
 
     def _score(
         self,
@@ -819,10 +834,7 @@ class Framework:
         frags: list[tuple[str, Any]] = []
         cached: list[Any] = []
         for pl in plugins:
-            if not getattr(pl, "node_local", False):
-                continue
-            sign = getattr(pl, "sign_pod", None)
-            fragment = sign(pod) if sign is not None else None
+            fragment = local_fragment(pl, pod)
             if fragment is not None:
                 frags.append((pl.name, fragment))
                 cached.append(pl)

@@ -75,6 +75,16 @@ class ImageLocality:
             c.image for c in pod.spec.init_containers
         )
 
+    node_local = True
+    """Its score reads only the NodeInfo (image summaries are refreshed with the NodeInfo, as
+    in kube-scheduler's snapshot) and the number of nodes, which node_local_fragment adds."""
+
+    def node_local_fragment(self, pod: Pod) -> Hashable:
+        """The images and the cluster's node count: what a node's score depends on besides
+        its NodeInfo."""
+        total = len(self._handle.snapshot_shared_lister().node_infos().list())
+        return (self.sign_pod(pod), total)
+
     def _pod_images(self, state: CycleState, pod: Pod) -> _PodImages:
         s = state.get(STATE_KEY)
         if isinstance(s, _PodImages):
