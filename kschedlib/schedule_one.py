@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection, Iterable, Sequence
-from itertools import chain, compress, islice
+from itertools import chain, compress, islice, repeat
+from operator import eq
 from typing import Any
 
 import attrs
@@ -438,10 +439,10 @@ class SchedulingAlgorithm:
         best = max(totals)
         if totals.count(best) == 1:
             return nodes[totals.index(best)].name
-        ties = [ni.name for ni in compress(nodes, map(best.__eq__, totals))]
+        ties = list(compress(nodes, map(eq, totals, repeat(best))))
         if self.deterministic:
-            return min(ties)
-        return ties[self.rng.randrange(len(ties))] if len(ties) > 1 else ties[0]
+            return min(ni.name for ni in ties)
+        return ties[self.rng.randrange(len(ties))].name
 
     def select_host(self, scores: list[NodePluginScores]) -> str:
         """The highest total; ties broken at random (reservoir sampling) or, in deterministic
