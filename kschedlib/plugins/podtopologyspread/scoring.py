@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from operator import attrgetter, methodcaller
 from typing import Any
 
 from kschedlib.api.node import Node
@@ -149,32 +150,33 @@ def init_pre_score_state(
     return PreScoreState(constraints, ignored, counts, weights)
 
 
+_node_of = attrgetter("node")
+_labels_of = attrgetter("metadata.labels")
+
+
 def _init_single(
     c: SpreadConstraint, filtered_nodes: Sequence[NodeInfo], require_all_topologies: bool
 ) -> PreScoreState:
     """init_pre_score_state for one constraint whose key is not the hostname, noting each
     node's value for score_nodes."""
     key = c.topology_key
+    refs: list[Node | None] = list(map(_node_of, filtered_nodes))
+    values: list[str | None]
+    if None in refs:
+        values = [None if n is None else n.metadata.labels.get(key) for n in refs]
+    else:
+        values = list(map(methodcaller("get", key), map(_labels_of, refs)))
+    m: dict[str, int] = dict.fromkeys(values, 0)  # type: ignore[arg-type]
     ignored: set[str] = set()
-    m: dict[str, int] = {}
-    refs: list[Node | None] = []
-    values: list[str | None] = []
-    add_ref = refs.append
-    add_value = values.append
-    for ni in filtered_nodes:
-        node = ni.node
-        add_ref(node)
-        if node is None:
-            add_value(None)
-            continue
-        value = node.metadata.labels.get(key)
-        add_value(value)
-        if value is None:
-            if require_all_topologies:
-                ignored.add(node.metadata.name)
-                continue
-            value = ""
-        m[value] = 0
+    if None in m:
+        del m[None]  # type: ignore[arg-type]
+        # Nodes without the label: ignored when every key is required, else counted in "".
+        for n, value in zip(refs, values, strict=True):
+            if n is not None and value is None:
+                if require_all_topologies:
+                    ignored.add(n.metadata.name)
+                else:
+                    m[""] = 0
     s = PreScoreState((c,), ignored, [m], [topology_normalizing_weight(len(m))])
     s.node_refs = refs
     s.node_values = values
@@ -345,7 +347,9 @@ def normalize_values(values: list[int], ignored: Sequence[int]) -> None:
             values[:] = [MAX_NODE_SCORE] * len(values)
         else:
             top = max_score + min_score
-            values[:] = [MAX_NODE_SCORE * (top - v) // max_score for v in values]
+            # Scores repeat (one per topology value): map each distinct one once.
+            table = {v: MAX_NODE_SCORE * (top - v) // max_score for v in set(values)}
+            values[:] = map(table.__getitem__, values)
         return
     if max_score == 0:
         values[:] = [0 if v == INVALID_SCORE else MAX_NODE_SCORE for v in values]
