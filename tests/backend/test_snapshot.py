@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
+from kschedlib.backend import snapshot as snapshot_module
 from kschedlib.backend.cache import Cache
 from kschedlib.backend.snapshot import Snapshot
 from kschedlib.framework.types import ImageStateSummary, NodeInfo
@@ -140,3 +142,31 @@ def test_from_objects_matches_a_cache_snapshot_on_the_corpus(family: str) -> Non
         assert names(direct.have_pods_with_affinity_list()) == names(
             snap.have_pods_with_affinity_list()
         )
+
+
+def test_change_log_names_the_nodes_the_cache_updated() -> None:
+    """changed_since answers from the cache's updates; None before the first update and
+    once the log no longer reaches back far enough."""
+    cache = Cache()
+    for i in range(3):
+        cache.add_node(Node.from_dict({"metadata": {"name": f"n{i}"}}))
+    snap = Snapshot()
+    assert snap.changed_since(0) is None  # no log before the cache updated it
+    cache.update_snapshot(snap)
+    g = snap.generation
+    assert sorted(snap.changed_since(0) or []) == ["n0", "n1", "n2"]
+    assert snap.changed_since(g) == []
+    pod = Pod.from_dict({
+        "metadata": {"name": "p", "namespace": "default", "uid": "p"},
+        "spec": {"containers": [{"name": "c"}], "nodeName": "n1"},
+    })
+    cache.add_pod(pod)
+    cache.update_snapshot(snap)
+    assert snap.changed_since(g) == ["n1"]
+    with mock.patch.object(snapshot_module, "_CHANGE_LOG_MAX", 2):
+        for _ in range(3):
+            cache.remove_pod(pod)
+            cache.add_pod(pod)
+            cache.update_snapshot(snap)
+        assert snap.changed_since(g) is None  # the log no longer reaches back that far
+        assert snap.changed_since(snap.generation) == []

@@ -366,29 +366,3 @@ def test_changed_indices_finds_every_difference_in_order(a: list[int], data: Any
         if b:
             b[i] += data.draw(st.integers(0, 2))
     assert changed_indices(a, b) == [i for i in range(len(a)) if a[i] != b[i]]
-
-
-def test_snapshot_change_log() -> None:
-    cache = Cache()
-    for i in range(3):
-        cache.add_node(_node(i, "z1"))
-    snap = Snapshot()
-    assert snap.changed_since(0) is None  # no log before the cache updated it
-    cache.update_snapshot(snap)
-    g = snap.generation
-    assert sorted(snap.changed_since(0) or []) == ["n0", "n1", "n2"]
-    assert snap.changed_since(g) == []
-    pod = Pod.from_dict({
-        "metadata": {"name": "p", "namespace": "default", "uid": "p"},
-        "spec": {"containers": [{"name": "c"}], "nodeName": "n1"},
-    })
-    cache.add_pod(pod)
-    cache.update_snapshot(snap)
-    assert snap.changed_since(g) == ["n1"]
-    with mock.patch.object(snapshot_module, "_CHANGE_LOG_MAX", 2):
-        for _ in range(3):
-            cache.remove_pod(pod)
-            cache.add_pod(pod)
-            cache.update_snapshot(snap)
-        assert snap.changed_since(g) is None  # the log no longer reaches back that far
-        assert snap.changed_since(snap.generation) == []
