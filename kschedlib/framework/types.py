@@ -122,6 +122,26 @@ class PodInfo:
             for w in (paa.preferred if paa else ())
         )
 
+    def copy(self) -> PodInfo:
+        """What ``copy.copy`` gives, faster, with the resources computed once on this PodInfo
+        and shared (they depend on the pod and ``pod_level`` only): copies handed out again
+        and again (the nominator's) do not recompute them each time."""
+        res = self._resources
+        if res is None:
+            try:
+                res = self.resources
+            except Exception:  # left to the copy's own (lazy) computation, as before
+                res = None
+        c = PodInfo.__new__(PodInfo)
+        c.pod = self.pod
+        c.required_affinity_terms = self.required_affinity_terms
+        c.required_anti_affinity_terms = self.required_anti_affinity_terms
+        c.preferred_affinity_terms = self.preferred_affinity_terms
+        c.preferred_anti_affinity_terms = self.preferred_anti_affinity_terms
+        c._resources = res
+        c.pod_level = self.pod_level
+        return c
+
     @property
     def resources(self) -> PodResources:
         r = self._resources

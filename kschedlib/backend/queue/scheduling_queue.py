@@ -8,7 +8,6 @@ driven by an injected clock and no threads."""
 
 from __future__ import annotations
 
-import copy
 import enum
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -677,7 +676,7 @@ class PriorityQueue:
         """Copies of the PodInfos of the pods nominated to ``node_name``, in nomination order,
         taken from the queue (a pod not queued is represented by its name and UID only)."""
         return [
-            copy.copy(self._nominated_pod_to_info(ref))
+            self._nominated_pod_to_info(ref).copy()
             for ref in self._nominator.nominated_pods_for_node(node_name)
         ]
 

@@ -26,6 +26,7 @@ from kschedlib.framework.registry import PluginSpec
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.plugins.defaultpreemption.args import DefaultPreemptionArgs
+from kschedlib.plugins.defaultpreemption.dry_run_cache import DryRunCache, DryRunMemo
 from kschedlib.plugins.defaultpreemption.evaluator import (
     Candidate,
     Evaluator,
@@ -137,6 +138,7 @@ class DefaultPreemption:
         "more_important_pod",
         "async_preemption",
         "_own_rng",
+        "dry_runs",
     )
 
     def __init__(
@@ -150,6 +152,8 @@ class DefaultPreemption:
         self.args = args
         self.async_preemption = async_preemption
         self._own_rng: random.Random | None = None
+        # Stored dry-run outcomes (exact reuse; see dry_run_cache.py).
+        self.dry_runs: DryRunCache | None = DryRunCache()
         self.is_eligible_pod: IsEligiblePodFunc = _always_eligible
         self.more_important_pod: MoreImportantPodFunc = more_important_pod
         self.evaluator = Evaluator(NAME, handle, self, async_preemption=async_preemption)
@@ -260,6 +264,25 @@ class DefaultPreemption:
                     ) and pod_terminating_by_preemption(pi.pod):
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
+
+    def dry_run_memo(
+        self, state: CycleState, pod: Pod, pdbs: Sequence[PodDisruptionBudget]
+    ) -> DryRunMemo | None:
+        """Stored dry-run outcomes for this preemption attempt, or None to recompute them all:
+        only with the framework's node-local cache on and this class's own victim selection,
+        eligibility and importance rules."""
+        dry_runs = self.dry_runs
+        if dry_runs is None or getattr(self.handle, "node_local_cache", None) is None:
+            return None
+        cls = type(self)
+        if (
+            self.is_eligible_pod is not _always_eligible
+            or self.more_important_pod is not more_important_pod
+            or cls.select_victims_on_node is not DefaultPreemption.select_victims_on_node
+            or cls.is_preemption_allowed is not DefaultPreemption.is_preemption_allowed
+        ):
+            return None
+        return dry_runs.memo(self.handle, state, pod, pdbs)
 
     def select_victims_on_node(
         self,

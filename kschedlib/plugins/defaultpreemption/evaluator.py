@@ -187,14 +187,23 @@ class Evaluator:
         statuses = NodeToStatus()
         errors: list[str] = []
         n = len(potential_nodes)
+        select = self.interface.select_victims_on_node
+        memo_of = getattr(self.interface, "dry_run_memo", None)
+        memo = memo_of(state, pod, pdbs) if memo_of is not None else None
         for i in range(n):
-            node_copy = potential_nodes[(offset + i) % n].clone()
-            state_copy = state.clone()
-            pods, num_violations, status = self.interface.select_victims_on_node(
-                state_copy, pod, node_copy, pdbs
-            )
+            node = potential_nodes[(offset + i) % n]
+            name = node.name
+            if memo is None:
+                pods, num_violations, status = select(state.clone(), pod, node.clone(), pdbs)
+            else:
+                nominated = memo.nominated_key(name)
+                got = memo.lookup(node, nominated)
+                if got is None:
+                    got = select(state.clone(), pod, node.clone(), pdbs)
+                    memo.store(node, nominated, got)
+                pods, num_violations, status = got
             if _ok(status) and pods:
-                c = Candidate(node_copy.name, Victims(pods, num_violations))
+                c = Candidate(name, Victims(pods, num_violations))
                 bucket = non_violating if num_violations == 0 else violating
                 if len(bucket) < num_candidates:
                     bucket.append(c)
@@ -202,12 +211,10 @@ class Evaluator:
                     break
                 continue
             if status is None or status.code == Code.Success:
-                status = Status.error(
-                    f'expected at least one victim pod on node "{node_copy.name}"'
-                )
+                status = Status.error(f'expected at least one victim pod on node "{name}"')
             if status.code == Code.Error:
                 errors.append(status.message())
-            statuses.set(node_copy.name, status)
+            statuses.set(name, status)
         err = aggregate_error_message(errors) if errors else None
         return non_violating + violating, statuses, err
 

@@ -1,0 +1,142 @@
+"""Exact reuse of preemption dry runs (victim selection on one node) across attempts.
+
+The outcome of selecting victims on a node -- the victims in order and the number of PDB
+violations, or the status that makes the node no candidate -- is a pure function of:
+
+- the NodeInfo content, named by its generation (every NodeInfo change takes a fresh,
+  process-wide generation; see framework/node_local_cache.py);
+- the preemptor's priority (which pods may be evicted, which nominated pods count) and its
+  fragments from the Filter plugins that run, when every one of them is node-local and signs
+  the pod (their verdict depends on that fragment and the NodeInfo only) and no PreFilter
+  plugin that runs has AddPod/RemovePod extensions (which would change the cycle state as
+  pods are removed and reprieved);
+- the pods nominated to the node with at least the preemptor's priority (other than the
+  preemptor itself), in nomination order: the filter counts them as running;
+- the PodDisruptionBudgets (objects are never changed in place: a change is a new object).
+
+Outcomes are kept per (priority, fragments) and node name with the generation and the
+nominated pods they were computed with (the pod objects, compared by identity), and dropped
+wholesale when the PDB objects change. Errors are never kept. This goes beyond
+kube-scheduler (which recomputes), and gives bit-for-bit what recomputation gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from kschedlib.api.pod import Pod, pod_priority
+from kschedlib.api.workloads import PodDisruptionBudget
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.node_local_cache import node_local_fragments
+from kschedlib.framework.status import Code, Status
+from kschedlib.framework.types import NodeInfo
+
+DEFAULT_MAX_TABLES = 16
+
+Outcome = tuple[list[Pod], int, "Status | None"]
+"""What select_victims_on_node returns: victims, PDB violations, status."""
+
+_Entry = tuple[int, tuple[Any, ...], tuple[tuple[Pod, ...], int, "Status | None"]]
+"""(NodeInfo generation, nominated key, (victims, PDB violations, status))."""
+
+
+class DryRunCache:
+    """Outcome tables per preemptor key (least recently used dropped beyond ``max_tables``),
+    valid for one set of PDB objects."""
+
+    __slots__ = ("_tables", "_pdbs", "max_tables")
+
+    def __init__(self, max_tables: int = DEFAULT_MAX_TABLES) -> None:
+        self._tables: dict[Hashable, dict[str, _Entry]] = {}
+        self._pdbs: tuple[PodDisruptionBudget, ...] = ()
+        self.max_tables = max_tables
+
+    def clear(self) -> None:
+        self._tables.clear()
+        self._pdbs = ()
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    def memo(
+        self,
+        handle: Any,
+        state: CycleState,
+        pod: Pod,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> DryRunMemo | None:
+        """The memo of one preemption attempt, or None when its dry runs cannot be reused."""
+        skip = state.skip_filter_plugins
+        try:
+            for pl in handle.pre_filter_plugins:
+                if pl.name not in skip and pl.pre_filter_extensions() is not None:
+                    return None
+            running = [pl for pl in handle.filter_plugins if pl.name not in skip]
+            frags = node_local_fragments(running, pod)
+            nominator = handle.nominator
+        except Exception:  # a handle without these, or a raising plugin: recompute
+            return None
+        if len(frags) != len(running):
+            return None
+        if len(pdbs) != len(self._pdbs) or any(
+            a is not b for a, b in zip(pdbs, self._pdbs, strict=True)
+        ):
+            self._tables.clear()
+            self._pdbs = tuple(pdbs)
+        prio = pod_priority(pod)
+        key = (prio, tuple(frags))
+        tables = self._tables
+        table = tables.pop(key, None)
+        if table is None:
+            table = {}
+            if len(tables) >= self.max_tables:
+                del tables[next(iter(tables))]
+        tables[key] = table  # most recently used last
+        return DryRunMemo(table, prio, pod.uid, nominator.nominated_pods_for_node)
+
+
+class DryRunMemo:
+    """Stored dry-run outcomes for one preemption attempt's preemptor."""
+
+    __slots__ = ("_table", "_prio", "_uid", "_nominated_for")
+
+    def __init__(self, table: dict[str, _Entry], prio: int, uid: str, nominated_for: Any) -> None:
+        self._table = table
+        self._prio = prio
+        self._uid = uid
+        self._nominated_for = nominated_for
+
+    def nominated_key(self, node_name: str) -> tuple[Any, ...]:
+        """The pods nominated to the node that the filter counts as running (identity and
+        whether pod-level requests count), the objects kept alive by the stored key."""
+        prio, uid = self._prio, self._uid
+        out: list[Any] = []
+        for pi in self._nominated_for(node_name):
+            p = pi.pod
+            if p.uid != uid and pod_priority(p) >= prio:
+                out.append((p, pi.pod_level))
+        return tuple(out)
+
+    def lookup(self, node_info: NodeInfo, nominated: tuple[Any, ...]) -> Outcome | None:
+        e = self._table.get(node_info.name)
+        if e is None or e[0] != node_info.generation:
+            return None
+        stored = e[1]
+        if len(stored) != len(nominated):
+            return None
+        for (p1, l1), (p2, l2) in zip(stored, nominated, strict=True):
+            if p1 is not p2 or l1 != l2:
+                return None
+        victims, num_violations, status = e[2]
+        return list(victims), num_violations, status
+
+    def store(self, node_info: NodeInfo, nominated: tuple[Any, ...], outcome: Outcome) -> None:
+        victims, num_violations, status = outcome
+        if status is not None and status.code == Code.Error:
+            return
+        self._table[node_info.name] = (
+            node_info.generation,
+            nominated,
+            (tuple(victims), num_violations, status),
+        )
