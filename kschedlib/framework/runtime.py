@@ -479,6 +479,38 @@ class Framework:
             return 0, None
         return len(frags), cache.generation_table(("filter", tuple(frags)), self._live_generations)
 
+    def nominated_filter_table(
+        self, state: CycleState, pod: Pod, filters: Sequence[tuple[str, Any]]
+    ) -> dict[int, Any] | None:
+        """A table of two-pass verdicts (filters with the nominated pods, then without) per
+        NodeInfo generation, each stored with the nominated pods it counted: only when every
+        filter is node-local and signs ``pod`` and no PreFilter extension runs, so the verdict
+        depends on nothing else. None otherwise."""
+        cache = self.node_local_cache
+        if cache is None or not filters:
+            return None
+        skip = state.skip_filter_plugins
+        for pl in self.pre_filter_plugins:
+            if pl.name not in skip and pl.pre_filter_extensions() is not None:
+                return None
+        plugins = self.plugins
+        frags = node_local_fragments([plugins[name] for name, _ in filters], pod)
+        if len(frags) != len(filters):
+            return None
+        return cache.generation_table(("nominated", tuple(frags)), self._live_generations)
+
+    def nominated_filter_key(self, pod: Pod, node_name: str) -> tuple[tuple[Pod, bool], ...]:
+        """The pods the two-pass check adds on ``node_name`` for ``pod``: those nominated
+        there with at least its priority (itself excluded), with whether pod-level resources
+        count for them."""
+        prio = pod_priority(pod)
+        uid = pod.uid
+        return tuple(
+            (pi.pod, pi.pod_level)
+            for pi in self.nominator.nominated_pods_for_node(node_name)
+            if pi.pod.uid != uid and pod_priority(pi.pod) >= prio
+        )
+
     def _live_generations(self) -> set[int]:
         return {ni.generation for ni in self.snapshot_shared_lister().node_infos().list()}
 
