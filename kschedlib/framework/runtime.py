@@ -93,6 +93,9 @@ class Nominator:
     def nominated_node_names(self) -> Collection[str]:
         return ()
 
+    def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
+        return []
+
 
 def _implements(plugin: Any, point: str) -> bool:
     return callable(getattr(plugin, POINT_METHODS[point], None))
@@ -506,10 +509,18 @@ class Framework:
         prio = pod_priority(pod)
         uid = pod.uid
         return tuple(
-            (pi.pod, pi.pod_level)
-            for pi in self.nominator.nominated_pods_for_node(node_name)
-            if pi.pod.uid != uid and pod_priority(pi.pod) >= prio
+            (p, level)
+            for p, level in self.nominated_pod_keys(node_name)
+            if p.uid != uid and pod_priority(p) >= prio
         )
+
+    def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
+        """(pod, pod_level) of the pods nominated to ``node_name`` in nomination order,
+        without the copies nominated_pods_for_node makes."""
+        keys = getattr(self.nominator, "nominated_pod_keys", None)
+        if keys is not None:
+            return keys(node_name)  # type: ignore[no-any-return]
+        return [(pi.pod, pi.pod_level) for pi in self.nominator.nominated_pods_for_node(node_name)]
 
     def _live_generations(self) -> set[int]:
         return {ni.generation for ni in self.snapshot_shared_lister().node_infos().list()}
