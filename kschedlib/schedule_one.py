@@ -159,6 +159,7 @@ def _filter_with_table(
     nominated_table = None
     if nominated_names and not rest:
         nominated_table = fwk.nominated_filter_table(state, pod, filters)
+        nominated_key = fwk.nominated_filter_keyer(pod)
     run = fwk.run_filter_plugins
     run_nominated = fwk.run_filter_plugins_with_nominated_pods
     feasible: list[NodeInfo] = []
@@ -172,7 +173,7 @@ def _filter_with_table(
             if nominated_table is None:
                 st = run_nominated(state, pod, ni, filters)
             else:
-                key = fwk.nominated_filter_key(pod, ni.name)
+                key = nominated_key(ni.name)
                 e = nominated_table.get(ni.generation)
                 if e is not None and _same_pods(e[0], key):
                     st = e[1]

@@ -502,17 +502,23 @@ class Framework:
             return None
         return cache.generation_table(("nominated", tuple(frags)), self._live_generations)
 
-    def nominated_filter_key(self, pod: Pod, node_name: str) -> tuple[tuple[Pod, bool], ...]:
-        """The pods the two-pass check adds on ``node_name`` for ``pod``: those nominated
-        there with at least its priority (itself excluded), with whether pod-level resources
-        count for them."""
+    def nominated_filter_keyer(self, pod: Pod) -> Callable[[str], tuple[tuple[Pod, bool], ...]]:
+        """node name -> the pods the two-pass check adds there for ``pod``: those nominated
+        with at least its priority (itself excluded), with whether pod-level resources count
+        for them."""
         prio = pod_priority(pod)
         uid = pod.uid
-        return tuple(
-            (p, level)
-            for p, level in self.nominated_pod_keys(node_name)
-            if p.uid != uid and pod_priority(p) >= prio
-        )
+        keys = getattr(self.nominator, "nominated_pod_keys", None)
+        if keys is None:
+            keys = self.nominated_pod_keys
+
+        def key(node_name: str) -> tuple[tuple[Pod, bool], ...]:
+            return tuple(
+                (p, level) for p, level in keys(node_name)
+                if p.uid != uid and (p.spec.priority or 0) >= prio
+            )
+
+        return key
 
     def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
         """(pod, pod_level) of the pods nominated to ``node_name`` in nomination order,
