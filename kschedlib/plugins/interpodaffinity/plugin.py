@@ -32,9 +32,12 @@ from kschedlib.plugins.interpodaffinity.counting import (
 from kschedlib.plugins.interpodaffinity.filtering import (
     PreFilterState,
     existing_anti_affinity_counts,
-    filter_node,
+    AFFINITY_NOT_MATCH,
+    compile_checks,
+    satisfy_pod_affinity,
     incoming_affinity_anti_affinity_counts,
 )
+from kschedlib.plugins.interpodaffinity.index import PodIndex
 from kschedlib.plugins.interpodaffinity.scoring import (
     PreScoreState,
     compute_topology_score,
@@ -64,7 +67,7 @@ def _has_preferred_terms(pod: Pod) -> bool:
 class InterPodAffinity:
     """Checks required inter-pod affinity and anti-affinity and scores preferred terms."""
 
-    __slots__ = ("_counter", "_handle", "_score_counter", "args")
+    __slots__ = ("_counter", "_handle", "_index", "_score_counter", "_synced", "args")
 
     def __init__(self, args: InterPodAffinityArgs, handle: Any) -> None:
         self.args = args
@@ -72,6 +75,10 @@ class InterPodAffinity:
         # PreFilter counts kept up to date across cycles (None: recount every cycle).
         self._counter = AffinityCounter() if counter_enabled(handle) else None
         self._score_counter = TopologyScoreCounter() if counter_enabled(handle) else None
+        # Existing pods and terms by label, shared by both counters (used with them only).
+        self._index = PodIndex()
+        self._synced: tuple[CycleState, Sequence[NodeInfo]] | None = None
+        """The cycle and node list the index was last synced for."""
 
     @property
     def name(self) -> str:
@@ -102,13 +109,19 @@ class InterPodAffinity:
         counter = self._counter
         with_anti = lister.have_pods_with_required_anti_affinity_list()
         if counter is not None:
-            existing = counter.existing_anti_affinity_counts(pod, ns_labels, with_anti)
+            index = self._index
+            listed = lister.list()
+            index.sync(listed)
+            self._synced = (state, listed)
+            existing = counter.existing_anti_affinity_counts(pod, ns_labels, with_anti, index)
         else:
             existing = existing_anti_affinity_counts(pod, ns_labels, with_anti)
         if not existing and not affinity_terms and not anti_terms:
             return None, SKIP
         if counter is not None:
-            affinity, anti = counter.incoming_counts(affinity_terms, anti_terms, nodes)
+            affinity, anti = counter.incoming_counts(
+                affinity_terms, anti_terms, nodes, index if nodes is listed else None
+            )
         else:
             affinity, anti = incoming_affinity_anti_affinity_counts(affinity_terms, anti_terms, nodes)
         state.write(
@@ -144,12 +157,24 @@ class InterPodAffinity:
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(s, PreFilterState):
+        if type(s) is not PreFilterState and not isinstance(s, PreFilterState):
             return _missing(PRE_FILTER_STATE_KEY)
         node = node_info.node
         if node is None:
             return Status.error("node not found", NAME)
-        return filter_node(s, node)
+        # filter_labels, inlined: Filter runs once per node.
+        checks = s.checks
+        if checks is None:
+            checks = s.checks = compile_checks(s)
+        lookups, affinity = checks
+        labels = node.metadata.labels
+        if affinity and not satisfy_pod_affinity(s, labels):
+            return AFFINITY_NOT_MATCH
+        for key, inner, status in lookups:
+            v = labels.get(key)
+            if v is not None and inner.get(v, 0) > 0:
+                return status
+        return None
 
     # --- PreScore / Score ---
 
@@ -166,12 +191,7 @@ class InterPodAffinity:
             if err is not None:  # PreFilter rejects it first, unless it did not run
                 return Status.error(f"failed to parse pod: {err}", NAME)
         pi = PodInfo.of(pod)
-        compute = (
-            compute_topology_score
-            if self._score_counter is None
-            else self._score_counter.compute_topology_score
-        )
-        scores = compute(
+        args = (
             pod,
             merge_weighted_terms(pi.preferred_affinity_terms, objects),
             merge_weighted_terms(pi.preferred_anti_affinity_terms, objects),
@@ -180,6 +200,18 @@ class InterPodAffinity:
             all_nodes,
             has_constraints,
         )
+        score_counter = self._score_counter
+        if score_counter is None:
+            scores = compute_topology_score(*args)
+        else:
+            index = self._index
+            listed = lister.list()
+            synced = self._synced
+            # PreFilter of this very cycle synced it: the snapshot is read-only in a cycle.
+            if synced is None or synced[0] is not state or synced[1] is not listed:
+                index.sync(listed)
+                self._synced = (state, listed)
+            scores = score_counter.compute_topology_score(*args, index)
         if not scores:
             return SKIP
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))
