@@ -30,12 +30,12 @@ from kschedlib.plugins.interpodaffinity.counting import (
     counter_enabled,
 )
 from kschedlib.plugins.interpodaffinity.filtering import (
-    PreFilterState,
-    existing_anti_affinity_counts,
     AFFINITY_NOT_MATCH,
+    PreFilterState,
     compile_checks,
-    satisfy_pod_affinity,
+    existing_anti_affinity_counts,
     incoming_affinity_anti_affinity_counts,
+    satisfy_pod_affinity,
 )
 from kschedlib.plugins.interpodaffinity.index import PodIndex
 from kschedlib.plugins.interpodaffinity.scoring import (
