@@ -56,21 +56,21 @@ def _index_key(selector: object) -> tuple[str, frozenset[str]] | None:
 _NOTHING_TYPE = type(NOTHING)
 
 
-def _differing(a: list[int], b: list[int], lo: int, hi: int, out: list[int]) -> None:
-    """Append the positions in [lo, hi) where equal-length ``a`` and ``b`` differ, halving
-    the range while its slices differ (slice comparisons run in C: few changes are quick)."""
-    if a[lo:hi] == b[lo:hi]:
-        return
-    if hi - lo <= 32:
-        out.extend(i for i in range(lo, hi) if a[i] != b[i])
-        return
-    mid = (lo + hi) // 2
-    _differing(a, b, lo, mid, out)
-    _differing(a, b, mid, hi, out)
-
-
 def _never_matches(selector: object) -> bool:
     return type(selector) is _NOTHING_TYPE
+
+
+_CHUNK = 128
+
+
+def _differing(a: list[int], b: list[int], out: list[int]) -> None:
+    """Append the positions where equal-length ``a`` and ``b`` differ, comparing chunks
+    first (slice comparisons run in C: with few changes, little runs in Python)."""
+    n = len(a)
+    for lo in range(0, n, _CHUNK):
+        hi = lo + _CHUNK
+        if a[lo:hi] != b[lo:hi]:
+            out.extend(i for i in range(lo, min(hi, n)) if a[i] != b[i])
 
 
 class PodIndex:
@@ -123,7 +123,7 @@ class PodIndex:
             changed.extend(range(len(gens)))
             moved = True
         else:
-            _differing(gens, prev, 0, len(gens), changed)
+            _differing(gens, prev, changed)
             moved = False
         regs = self._regs
         touched: list[str] = []

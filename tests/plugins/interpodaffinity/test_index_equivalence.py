@@ -23,6 +23,7 @@ from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.plugins import interpodaffinity
 from kschedlib.plugins.interpodaffinity import InterPodAffinityArgs, PreFilterState, counting
 from kschedlib.plugins.interpodaffinity.filtering import filter_node
+from kschedlib.plugins.interpodaffinity.index import PodIndex
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -253,3 +254,35 @@ def test_reuse_gives_what_recomputation_gives(
                     want = _run(slow[step[2]], snap, incoming, extra, reference=True)
                     got = _run(fast[step[2]], snap, incoming, extra)
                     assert got == want
+
+
+def _content(ix: PodIndex) -> Any:
+    """What the index holds, independent of its record ids."""
+    return (
+        sorted((p.uid, name) for p, name in ix.pods.values()),
+        sorted((k, sorted((p.uid, n) for p, n in d.values()))
+               for k, d in ix.pods_by_label.items() if d),
+        sorted(ix.node_labels),
+        sorted(ix.infos),
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 299), st.booleans()), max_size=30), st.data())
+def test_sync_follows_changes_anywhere_in_a_long_node_list(
+    changes: list[tuple[int, bool]], data: Any
+) -> None:
+    nodes = [NodeInfo(_node(f"m{i:03d}", "z1", None)) for i in range(300)]
+    ix = PodIndex()
+    ix.sync(nodes)
+    for k, (i, add) in enumerate(changes):
+        ni = nodes[i]
+        if add or not ni.pods:
+            ni.add_pod(data.draw(_pod(f"q{k}", ni.name)))
+        else:
+            ni.remove_pod(ni.pods[0].pod)
+        if data.draw(st.booleans()):
+            ix.sync(nodes)
+            fresh = PodIndex()
+            fresh.sync(nodes)
+            assert _content(ix) == _content(fresh)
