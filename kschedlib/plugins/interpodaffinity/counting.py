@@ -202,19 +202,23 @@ def counter_enabled(handle: Any) -> bool:
 class _ScoreTable:
     """Per node its share of the PreScore weights; totals per pair as [weight, nodes]."""
 
-    __slots__ = ("serial", "shares", "totals")
+    __slots__ = ("serial", "shares", "totals", "weights")
 
     def __init__(self) -> None:
         self.shares: dict[str, tuple[int, tuple[tuple[str, str, int], ...]]] = {}
         self.totals: dict[str, dict[str, list[int]]] = {}
+        self.weights: TopologyCounts = {}
+        """The totals' weights alone (what scores() copies)."""
         self.serial = -1
 
     def _apply(self, entries: tuple[tuple[str, str, int], ...], sign: int) -> None:
         totals = self.totals
+        weights = self.weights
         for key, v, w in entries:
             inner = totals.get(key)
             if inner is None:
                 inner = totals[key] = {}
+                weights[key] = {}
             cell = inner.get(v)
             if cell is None:
                 cell = inner[v] = [0, 0]
@@ -222,8 +226,12 @@ class _ScoreTable:
             cell[1] += sign
             if cell[1] == 0:
                 del inner[v]
+                del weights[key][v]
                 if not inner:
                     del totals[key]
+                    del weights[key]
+            else:
+                weights[key][v] = cell[0]
 
     def update(
         self,
@@ -266,7 +274,7 @@ class _ScoreTable:
                 self._apply(shares.pop(name)[1], -1)
 
     def scores(self) -> TopologyCounts:
-        return {k: {v: cell[0] for v, cell in inner.items()} for k, inner in self.totals.items()}
+        return clone_counts(self.weights)
 
 
 class TopologyScoreCounter:

@@ -108,7 +108,7 @@ class InterPodAffinity:
         ns_labels = namespace_labels(objects, pod.metadata.namespace)
         counter = self._counter
         with_anti = lister.have_pods_with_required_anti_affinity_list()
-        if counter is not None:
+        if counter is not None and (with_anti or affinity_terms or anti_terms):
             index = self._index
             listed = lister.list()
             index.sync(listed)
@@ -171,8 +171,8 @@ class InterPodAffinity:
         if affinity and not satisfy_pod_affinity(s, labels):
             return AFFINITY_NOT_MATCH
         for key, inner, status in lookups:
-            v = labels.get(key)
-            if v is not None and inner.get(v, 0) > 0:
+            # A node without the key gives None, never a counted value.
+            if inner.get(labels.get(key), 0) > 0:  # type: ignore[arg-type]
                 return status
         return None
 
