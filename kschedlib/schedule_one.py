@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
-from itertools import chain, islice
+from collections.abc import Collection, Iterable, Sequence
+from itertools import chain, compress, islice, repeat
+from operator import eq
 from typing import Any
 
 import attrs
@@ -56,6 +57,126 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
             pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
     num = num_all_nodes * pct // 100
     return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+_MISSING: Any = object()
+
+# kube-scheduler cancels the search only when it meets one more feasible node than it needs
+# (that one is dropped): nodes rejected after the last needed feasible node are still checked,
+# recorded in the diagnosis and counted into the next start index. The three loops below keep
+# that rule; they differ only in what they may reuse.
+
+
+def _filter_each(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    order: Iterable[NodeInfo],
+    to_find: int,
+    filters: list[tuple[str, Any]],
+    nominated: bool,
+) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
+    """Every filter on every node, in round-robin order."""
+    run = fwk.run_filter_plugins_with_nominated_pods if nominated else fwk.run_filter_plugins
+    feasible: list[NodeInfo] = []
+    failed: list[tuple[str, Status]] = []
+    success = Code.Success
+    enough = False
+    for ni in order:
+        st = run(state, pod, ni, filters)
+        if st is None or st.code == success:
+            if enough:
+                break
+            feasible.append(ni)
+            if len(feasible) >= to_find:
+                enough = True
+        elif st.code == Code.Error:
+            raise SchedulingError(st.message())
+        else:
+            failed.append((ni.name, st))
+    return feasible, failed
+
+
+def _filter_node_local(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    order: Iterable[NodeInfo],
+    to_find: int,
+    filters: list[tuple[str, Any]],
+    table: dict[int, Status | None],
+) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
+    """Every filter is node-local and no pod is nominated: the verdict of a node is reused
+    while its NodeInfo is unchanged (``table`` is keyed by the NodeInfo generation)."""
+    run = fwk.run_filter_plugins
+    feasible: list[NodeInfo] = []
+    append = feasible.append
+    failed: list[tuple[str, Status]] = []
+    get = table.get
+    missing = _MISSING
+    left = to_find
+    for ni in order:
+        st = get(ni.generation, missing)
+        if st is missing:
+            st = run(state, pod, ni, filters)
+            if st is None or st.is_rejected():  # errors are never stored
+                table[ni.generation] = st
+        if st is None:
+            if not left:
+                break
+            append(ni)
+            left -= 1
+        elif st.code == Code.Error:
+            raise SchedulingError(st.message())
+        else:
+            failed.append((ni.name, st))
+    return feasible, failed
+
+
+def _filter_with_table(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    order: Iterable[NodeInfo],
+    to_find: int,
+    filters: list[tuple[str, Any]],
+    k: int,
+    table: dict[int, Status | None],
+    nominated_names: Collection[str],
+) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
+    """The ``k`` leading node-local filters' verdict is reused while a NodeInfo is unchanged;
+    the other filters run as usual, and a node with nominated pods runs every filter with
+    them (never stored)."""
+    head, rest = filters[:k], filters[k:]
+    run = fwk.run_filter_plugins
+    run_nominated = fwk.run_filter_plugins_with_nominated_pods
+    feasible: list[NodeInfo] = []
+    failed: list[tuple[str, Status]] = []
+    get = table.get
+    missing = _MISSING
+    success = Code.Success
+    left = to_find
+    for ni in order:
+        if nominated_names and ni.name in nominated_names:
+            st = run_nominated(state, pod, ni, filters)
+        else:
+            st = get(ni.generation, missing)
+            if st is missing:
+                st = run(state, pod, ni, head)
+                if st is None or st.is_rejected():  # errors are never stored
+                    table[ni.generation] = st
+            if st is None and rest:
+                st = run(state, pod, ni, rest)
+        if st is None or st.code == success:
+            if not left:
+                break
+            feasible.append(ni)
+            left -= 1
+        elif st.code == Code.Error:
+            raise SchedulingError(st.message())
+        else:
+            failed.append((ni.name, st))
+    return feasible, failed
 
 
 class SchedulingAlgorithm:
@@ -213,49 +334,25 @@ class SchedulingAlgorithm:
         if not fwk.has_filter_plugins():
             return [nodes[(offset + i) % n] for i in range(to_find)]
         filters = fwk.filter_functions(state)
-        feasible: list[NodeInfo] = []
         statuses = diagnosis.node_to_status
-        failed: list[tuple[str, Status]] = []
-        # Without nominated pods the two-pass check is plain filtering: skip its lookups.
         nominated = fwk.has_nominated_pods()
-        run = fwk.run_filter_plugins_with_nominated_pods if nominated else fwk.run_filter_plugins
+        nominated_names: Collection[str] | None = ()
+        if nominated:
+            nominated_names = fwk.nominated_node_names()
         table = None
-        if not nominated and n > 1:
+        if n > 1 and nominated_names is not None:
             k, table = fwk.node_local_filter_table(pod, filters)
-        success = Code.Success
-        order = chain(islice(nodes, offset % n, None), islice(nodes, 0, offset % n))
-        # kube-scheduler cancels the search only when it meets one more feasible node than it
-        # needs (that one is dropped): nodes rejected after the last needed feasible node are
-        # still checked, recorded in the diagnosis and counted into the next start index.
-        enough = False
-        if table is not None:
-            # Node-local leading filters: their verdict is reused while the NodeInfo is
-            # unchanged (same generation); the other filters run as usual.
-            head, rest = filters[:k], filters[k:]
-            get = table.get
-        for ni in order:
-            if table is None:
-                st = run(state, pod, ni, filters)
-            else:
-                e = get(ni.name)
-                if e is not None and e[0] == ni.generation:
-                    st = e[1]
-                else:
-                    st = run(state, pod, ni, head)
-                    if st is None or st.is_rejected():  # errors are never stored
-                        table[ni.name] = (ni.generation, st)
-                if st is None and rest:
-                    st = run(state, pod, ni, rest)
-            if st is None or st.code == success:
-                if enough:
-                    break
-                feasible.append(ni)
-                if len(feasible) >= to_find:
-                    enough = True
-            elif st.code == Code.Error:
-                raise SchedulingError(st.message())
-            else:
-                failed.append((ni.name, st))
+        start_at = offset % n
+        order = chain(islice(nodes, start_at, None), islice(nodes, 0, start_at))
+        if table is None:
+            feasible, failed = _filter_each(fwk, state, pod, order, to_find, filters, nominated)
+        elif k == len(filters) and not nominated_names:
+            feasible, failed = _filter_node_local(fwk, state, pod, order, to_find, filters, table)
+        else:
+            assert nominated_names is not None
+            feasible, failed = _filter_with_table(
+                fwk, state, pod, order, to_find, filters, k, table, nominated_names
+            )
         for name, st in failed:
             statuses.set(name, st)
             diagnosis.add_plugin_status(st)
@@ -340,10 +437,12 @@ class SchedulingAlgorithm:
         if not totals:
             raise SchedulingError("empty priorityList")
         best = max(totals)
-        ties = [nodes[i].name for i, t in enumerate(totals) if t == best]
+        if totals.count(best) == 1:
+            return nodes[totals.index(best)].name
+        ties = list(compress(nodes, map(eq, totals, repeat(best))))
         if self.deterministic:
-            return min(ties)
-        return ties[self.rng.randrange(len(ties))] if len(ties) > 1 else ties[0]
+            return min(ni.name for ni in ties)
+        return ties[self.rng.randrange(len(ties))].name
 
     def select_host(self, scores: list[NodePluginScores]) -> str:
         """The highest total; ties broken at random (reservoir sampling) or, in deterministic

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -333,6 +333,10 @@ class Scheduler:
 
     def has_nominated_pods(self) -> bool:
         return bool(self.queue.nominator.nominated_pod_to_node)
+
+    def nominated_node_names(self) -> Collection[str]:
+        """The nodes some pod is nominated to (a live view)."""
+        return self.queue.nominator.nominated_pods.keys()
 
     def responsible_for(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name in self.frameworks

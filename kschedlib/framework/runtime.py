@@ -4,8 +4,8 @@ kube-scheduler v1.35's semantics. A Framework is also the Handle its plugins rec
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
-from operator import add
+from collections.abc import Callable, Collection, Mapping, Sequence
+from operator import add, attrgetter
 from typing import Any
 
 import attrs
@@ -27,7 +27,11 @@ from kschedlib.framework.interface import (
     PreFilterResult,
     SharedLister,
 )
-from kschedlib.framework.node_local_cache import NodeLocalCache, Table, node_local_fragments
+from kschedlib.framework.node_local_cache import (
+    NodeLocalCache,
+    local_fragment,
+    node_local_fragments,
+)
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import SKIP, Code, Status, from_exception
 from kschedlib.framework.types import NodeInfo, PodInfo
@@ -85,6 +89,9 @@ class Nominator:
 
     def has_nominated_pods(self) -> bool:
         return False
+
+    def nominated_node_names(self) -> Collection[str]:
+        return ()
 
 
 def _implements(plugin: Any, point: str) -> bool:
@@ -307,6 +314,11 @@ class Framework:
         has = getattr(self.nominator, "has_nominated_pods", None)
         return True if has is None else bool(has())
 
+    def nominated_node_names(self) -> Collection[str] | None:
+        """The nodes some pod is nominated to, or None when the nominator cannot tell."""
+        names = getattr(self.nominator, "nominated_node_names", None)
+        return None if names is None else names()
+
     def list_plugins(self) -> dict[str, list[str]]:
         return {point: [p.name for p in pls] for point, pls in self.points.items() if pls}
 
@@ -454,9 +466,10 @@ class Framework:
 
     def node_local_filter_table(
         self, pod: Pod, filters: Sequence[tuple[str, Any]]
-    ) -> tuple[int, Table | None]:
+    ) -> tuple[int, dict[int, Status | None] | None]:
         """How many leading ``filters`` are node-local and sign ``pod``, and the table of
-        their stored combined verdicts per node (None when there is nothing to store)."""
+        their stored combined verdicts per NodeInfo generation (None when there is nothing
+        to store)."""
         cache = self.node_local_cache
         if cache is None or not filters:
             return 0, None
@@ -464,7 +477,10 @@ class Framework:
         frags = node_local_fragments([plugins[name] for name, _ in filters], pod)
         if not frags:
             return 0, None
-        return len(frags), cache.table(("filter", tuple(frags)))
+        return len(frags), cache.generation_table(("filter", tuple(frags)), self._live_generations)
+
+    def _live_generations(self) -> set[int]:
+        return {ni.generation for ni in self.snapshot_shared_lister().node_infos().list()}
 
     # --- Filter -------------------------------------------------------------------------
 
@@ -618,8 +634,149 @@ class Framework:
     ) -> tuple[list[int], Status | None]:
         """The total weighted score of each node (in ``nodes`` order), as run_score_plugins
         computes them, without building per-node result objects."""
+        if self.node_local_cache is not None and len(nodes) > 1:
+            fast = self._score_totals_folded(state, pod, nodes)
+            if fast is not None:
+                return fast
         totals, _, _, st = self._score(state, pod, nodes, None)
         return totals, st
+
+    def _score_totals_folded(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None] | None:
+        """run_score_plugins_totals with the node-local plugins that sign ``pod`` stored per
+        NodeInfo generation: their weighted sum (plugins without NormalizeScore) and raw scores
+        (plugins with one) are computed once per NodeInfo content. None when there is nothing
+        to store, or when a stored plugin fails or scores out of range (the general path then
+        runs and reports it as usual)."""
+        skip = state.skip_score_plugins
+        weights = self.score_weights
+        folded: list[Any] = []
+        normalized: list[Any] = []
+        others: list[Any] = []
+        frags: list[tuple[str, Any]] = []
+        for pl in self.score_plugins:
+            name = pl.name
+            if name in skip:
+                continue
+            fragment = local_fragment(pl, pod)
+            if fragment is not None:
+                frags.append((name, fragment))
+                (folded if pl.score_extensions() is None else normalized).append(pl)
+                continue
+            others.append(pl)
+        if not frags:
+            return None
+        cache = self.node_local_cache
+        assert cache is not None
+        key = tuple(frags)
+        table = cache.generation_table(("totals", key), self._live_generations)
+        # Raw scores of the plugins with NormalizeScore, stored only where one is not zero.
+        side = cache.generation_table(("totals-raw", key), self._live_generations)
+        get = table.get
+        totals: list[Any] = [get(ni.generation) for ni in nodes]
+        if None in totals:
+            missing = [i for i, r in enumerate(totals) if r is None]
+            miss_nodes = [nodes[i] for i in missing]
+            columns: list[list[int]] = []
+            for pl in (*folded, *normalized):
+                vals = self._raw_scores_or_none(pl, state, pod, miss_nodes)
+                if vals is None:
+                    return None
+                columns.append(vals)
+            weighted = [weights[pl.name] for pl in folded]
+            nf = len(folded)
+            for j, i in enumerate(missing):
+                raw = [col[j] for col in columns]
+                partial = sum(w * v for w, v in zip(weighted, raw[:nf], strict=True))
+                totals[i] = partial
+                gen = nodes[i].generation
+                table[gen] = partial
+                if any(raw[nf:]):
+                    side[gen] = tuple(raw[nf:])
+        offset = 0
+        if normalized:
+            zero = (0,) * len(normalized)
+            rows = [side.get(ni.generation, zero) for ni in nodes] if side else None
+            for k, pl in enumerate(normalized):
+                vals = [r[k] for r in rows] if rows is not None else [0] * len(nodes)
+                out = self._score_one_plugin(pl, state, pod, nodes, None, vals)
+                c, st = self._add_weighted(pl.name, out, totals)
+                if st is not None:
+                    return [], st
+                offset += c
+        for pl in others:
+            try:
+                out = self._score_one_plugin(pl, state, pod, nodes, None)
+            except Exception as exc:
+                out = from_exception(exc, pl.name)
+            c, st = self._add_weighted(pl.name, out, totals)
+            if st is not None:
+                return [], st
+            offset += c
+        if offset:
+            totals = [t + offset for t in totals]
+        return totals, None
+
+    def _raw_scores_or_none(
+        self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> list[int] | None:
+        """A node-local plugin's raw scores, or None when it fails or gives a value the
+        general path would reject."""
+        batch = getattr(pl, "score_nodes", None)
+        try:
+            if batch is not None:
+                vals, st = batch(state, pod, nodes)
+            else:
+                vals, st = [], None
+                for ni in nodes:
+                    score, st = pl.score(state, pod, ni)
+                    if st is not None and st.code != Code.Success:
+                        break
+                    vals.append(score)
+        except Exception:
+            return None
+        if st is not None and st.code != Code.Success:
+            return None
+        if len(vals) != len(nodes):
+            return None
+        if pl.score_extensions() is None and vals and (
+            min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE
+        ):
+            return None
+        return list(vals)
+
+    def _add_weighted(
+        self, name: str, out: list[int] | Status, totals: list[int]
+    ) -> tuple[int, Status | None]:
+        """Add one plugin's normalized scores, weighted, to ``totals`` (in place), or give the
+        error status _score would give for them. A score equal on every node is returned
+        (weighted) instead, for the caller to add once."""
+        if isinstance(out, Status):
+            return 0, out
+        n = len(totals)
+        w = self.score_weights[name]
+        if n and len(out) == n and out.count(out[0]) == n:  # one score for every node
+            c = out[0]
+            if MIN_NODE_SCORE <= c <= MAX_NODE_SCORE:
+                return c * w, None
+        if out and (min(out) < MIN_NODE_SCORE or max(out) > MAX_NODE_SCORE):
+            bad = next(v for v in out if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
+            return 0, Status.error(
+                f'applying score defaultWeights on Score plugins: plugin "{name}" '
+                f"returns an invalid score {bad}, it should in the range of "
+                f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+            )
+        if len(out) != n:
+            return 0, Status.error(
+                f'running Score plugins: plugin "{name}" returned {len(out)} scores '
+                f"for {n} nodes"
+            )
+        if w == 1:
+            totals[:] = map(add, totals, out)
+        else:
+            totals[:] = [t + v * w for t, v in zip(totals, out, strict=True)]
+        return 0, None
 
     def _score(
         self,
@@ -677,10 +834,7 @@ class Framework:
         frags: list[tuple[str, Any]] = []
         cached: list[Any] = []
         for pl in plugins:
-            if not getattr(pl, "node_local", False):
-                continue
-            sign = getattr(pl, "sign_pod", None)
-            fragment = sign(pod) if sign is not None else None
+            fragment = local_fragment(pl, pod)
             if fragment is not None:
                 frags.append((pl.name, fragment))
                 cached.append(pl)
@@ -920,6 +1074,10 @@ class Framework:
         for pl in self.post_bind_plugins:
             with contextlib.suppress(Exception):
                 pl.post_bind(state, pod, node_name)
+
+
+_NAME = attrgetter("name")
+_GEN = attrgetter("generation")
 
 
 def _point_type(point: str) -> str:

@@ -190,8 +190,91 @@ def test_stored_verdicts_are_used_only_for_the_same_node_generation() -> None:
         return r.node
 
     assert add(0) == "n000"
-    assert len(fwk.node_local_cache) == 2  # one filter table, one score table
+    assert len(fwk.node_local_cache) == 3  # filter verdicts, score totals, raw scores to normalize
     # n000 changed (a pod on it): its stored verdict is stale and recomputed; the others hold.
     assert add(1) == "n001"
     assert add(2) == "n002"
     assert add(3) is None  # every node is full now: recomputed, not a stale "fits"
+
+
+def _shrink_tables(sched: Scheduler, max_entries: int) -> None:
+    for fwk in sched.frameworks.values():
+        if fwk.node_local_cache is not None:
+            fwk.node_local_cache.max_entries = max_entries
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads())
+def test_pruned_tables_decide_as_recomputation(w: dict[str, Any]) -> None:
+    """Tables keyed by NodeInfo generation are pruned to the live generations when they grow:
+    pruning at every cycle changes no decision, verdict or score."""
+    import kschedlib.scheduler as scheduler_module
+
+    made: list[Scheduler] = []
+    real = scheduler_module.Scheduler
+
+    class Tiny(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            _shrink_tables(self, 1)
+            made.append(self)
+
+    globals()["Scheduler"] = Tiny
+    try:
+        pruned = run(w, cache=True, explain=False)
+    finally:
+        globals()["Scheduler"] = real
+    assert made
+    plain = run(w, cache=False, explain=False)
+    assert pruned == plain
+
+
+def test_generation_table_prunes_dead_generations_only() -> None:
+    c = NodeLocalCache(max_entries=4)
+    t = c.generation_table("k", lambda: {1, 2})
+    t.update({1: "a", 2: "b", 3: "c", 4: "d", 5: "e"})
+    t = c.generation_table("k", lambda: {1, 2})
+    assert t == {1: "a", 2: "b"}
+    assert c.generation_table("k", lambda: set()) is t  # within bounds: untouched
+
+
+class _OutOfRange:
+    """A node-local Score plugin that signs every pod and scores one node out of range."""
+
+    name = "OutOfRange"
+    node_local = True
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def sign_pod(self, pod: Pod) -> Any:
+        return ()
+
+    def score(self, state: Any, pod: Pod, node_info: Any) -> tuple[int, None]:
+        return (101 if node_info.name == "n001" else 7), None
+
+    def score_extensions(self) -> None:
+        return None
+
+
+def _out_of_range_run(cache: bool) -> list[tuple[str, str]]:
+    cfg = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "plugins": {"score": {"enabled": [{"name": "OutOfRange"}]}}}],
+    }
+    sched = Scheduler(cfg, clock=FakeClock(), seed=1, explain=False, node_local_cache=cache,
+                      plugins={"OutOfRange": _OutOfRange})
+    for i in range(4):
+        sched.add_node(make_node(i, 4, "z1", None, False))
+    sched.add_pod(Pod.from_dict({
+        "metadata": {"name": "p", "namespace": "default", "uid": "u"},
+        "spec": {"containers": [{"name": "c"}]},
+    }))
+    return [(r.outcome.value, r.message) for r in sched.run()]
+
+
+def test_stored_scores_out_of_range_fail_as_recomputed_ones() -> None:
+    with_cache = _out_of_range_run(True)
+    assert with_cache == _out_of_range_run(False)
+    assert "returns an invalid score 101" in with_cache[0][1]

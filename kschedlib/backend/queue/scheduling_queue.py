@@ -146,6 +146,8 @@ class PriorityQueue:
             for event, plugin, fn in regs:
                 hint_map.setdefault(event, []).append((plugin, fn))
                 self._plugin_to_events.setdefault(plugin, []).append(event)
+        self._interest: dict[ClusterEvent, bool] = {}
+        """is_event_of_interest answers per event (the registrations never change)."""
         self._pod_max_in_unschedulable_pods_duration = pod_max_in_unschedulable_pods_duration
         self._namespace_labels = namespace_labels
         self._pop_from_backoff_q = pop_from_backoff_q
@@ -327,9 +329,14 @@ class PriorityQueue:
 
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
         """Whether some profile's plugin registered an event matching ``event``."""
+        known = self._interest.get(event)
+        if known is not None:
+            return known
         if event.is_wildcard():
             return True
-        return any(ev.match(event) for hint_map in self._hints.values() for ev in hint_map)
+        answer = any(ev.match(event) for hint_map in self._hints.values() for ev in hint_map)
+        self._interest[event] = answer
+        return answer
 
     def _is_pod_worth_requeuing(
         self, p: QueuedPodInfo, event: ClusterEvent, old_obj: Any, new_obj: Any

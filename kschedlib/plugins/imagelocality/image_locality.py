@@ -75,6 +75,16 @@ class ImageLocality:
             c.image for c in pod.spec.init_containers
         )
 
+    node_local = True
+    """Its score reads only the NodeInfo (image summaries are refreshed with the NodeInfo, as
+    in kube-scheduler's snapshot) and the number of nodes, which node_local_fragment adds."""
+
+    def node_local_fragment(self, pod: Pod) -> Hashable:
+        """The images and the cluster's node count: what a node's score depends on besides
+        its NodeInfo."""
+        total = len(self._handle.snapshot_shared_lister().node_infos().list())
+        return (self.sign_pod(pod), total)
+
     def _pod_images(self, state: CycleState, pod: Pod) -> _PodImages:
         s = state.get(STATE_KEY)
         if isinstance(s, _PodImages):
@@ -106,6 +116,9 @@ class ImageLocality:
         s = self._pod_images(state, pod)
         names, num_nodes, count = s.names, s.total_num_nodes, len(s.names)
         none = calculate_priority(0, count)  # a node holding none of the images
+        states = [ni.image_states for ni in nodes]
+        if not any(states):
+            return [none] * len(nodes), None
         out: list[int] = []
         append = out.append
         for ni in nodes:
