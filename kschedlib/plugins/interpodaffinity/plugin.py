@@ -67,7 +67,15 @@ def _has_preferred_terms(pod: Pod) -> bool:
 class InterPodAffinity:
     """Checks required inter-pod affinity and anti-affinity and scores preferred terms."""
 
-    __slots__ = ("_counter", "_handle", "_index", "_score_counter", "_synced", "args")
+    __slots__ = (
+        "_counter",
+        "_handle",
+        "_index",
+        "_last_parsed",
+        "_score_counter",
+        "_synced",
+        "args",
+    )
 
     def __init__(self, args: InterPodAffinityArgs, handle: Any) -> None:
         self.args = args
@@ -78,6 +86,7 @@ class InterPodAffinity:
         # Existing pods and terms by label, shared by both counters (used with them only).
         self._index = PodIndex()
         self._synced: tuple[CycleState, Sequence[NodeInfo]] | None = None
+        self._last_parsed: tuple[Pod, str | None, PodInfo | None] | None = None
         """The cycle and node list the index was last synced for."""
 
     @property
@@ -91,6 +100,17 @@ class InterPodAffinity:
             return None
         return labels_fragment(pod)
 
+    def _parsed(self, pod: Pod) -> tuple[str | None, PodInfo | None]:
+        """The pod's selector parse error, else its PodInfo (for its terms); the last pod's
+        kept, as PreFilter and PreScore of a cycle ask for the same (immutable) pod."""
+        last = self._last_parsed
+        if last is not None and last[0] is pod:
+            return last[1], last[2]
+        err = pod_info_parse_error(pod) if pod.spec.affinity is not None else None
+        pi = PodInfo.of(pod) if err is None else None
+        self._last_parsed = (pod, err, pi)
+        return err, pi
+
     # --- PreFilter / Filter ---
 
     def pre_filter(
@@ -98,11 +118,10 @@ class InterPodAffinity:
     ) -> tuple[PreFilterResult | None, Status | None]:
         lister = self._handle.snapshot_shared_lister().node_infos()
         objects = self._handle.objects
-        if pod.spec.affinity is not None:
-            err = pod_info_parse_error(pod)
-            if err is not None:  # selectors the API server would have rejected
-                return None, Status(Code.UnschedulableAndUnresolvable, (f"parsing pod: {err}",))
-        pi = PodInfo.of(pod)
+        err, pi = self._parsed(pod)
+        if err is not None:  # selectors the API server would have rejected
+            return None, Status(Code.UnschedulableAndUnresolvable, (f"parsing pod: {err}",))
+        assert pi is not None
         affinity_terms = merge_terms(pi.required_affinity_terms, objects)
         anti_terms = merge_terms(pi.required_anti_affinity_terms, objects)
         ns_labels = namespace_labels(objects, pod.metadata.namespace)
@@ -186,11 +205,10 @@ class InterPodAffinity:
         # Without preferred terms of its own, only pods with affinity can score the pod.
         all_nodes = lister.list() if has_constraints else lister.have_pods_with_affinity_list()
         objects = self._handle.objects
-        if pod.spec.affinity is not None:
-            err = pod_info_parse_error(pod)
-            if err is not None:  # PreFilter rejects it first, unless it did not run
-                return Status.error(f"failed to parse pod: {err}", NAME)
-        pi = PodInfo.of(pod)
+        err, pi = self._parsed(pod)
+        if err is not None:  # PreFilter rejects it first, unless it did not run
+            return Status.error(f"failed to parse pod: {err}", NAME)
+        assert pi is not None
         args = (
             pod,
             merge_weighted_terms(pi.preferred_affinity_terms, objects),
