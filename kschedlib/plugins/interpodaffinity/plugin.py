@@ -209,6 +209,8 @@ class InterPodAffinity:
         if err is not None:  # PreFilter rejects it first, unless it did not run
             return Status.error(f"failed to parse pod: {err}", NAME)
         assert pi is not None
+        if not all_nodes:
+            return SKIP  # no node to count on: no pair can be scored
         args = (
             pod,
             merge_weighted_terms(pi.preferred_affinity_terms, objects),
