@@ -42,7 +42,6 @@ from kschedlib.plugins.interpodaffinity.scoring import (
     PreScoreState,
     compute_topology_score,
     normalize_scores,
-    score_node,
 )
 from kschedlib.plugins.interpodaffinity.terms import (
     NAME,
@@ -244,7 +243,14 @@ class InterPodAffinity:
         node = node_info.node
         if node is None:
             return 0, Status.error("node not found", NAME)
-        return score_node(s, node), None
+        # score_node, inlined: Score runs once per node.
+        labels = node.metadata.labels
+        score = 0
+        for key, values in s.topology_score.items():
+            v = labels.get(key)
+            if v is not None:
+                score += values.get(v, 0)
+        return score, None
 
     def score_extensions(self) -> InterPodAffinity:
         return self

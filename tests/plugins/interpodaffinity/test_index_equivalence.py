@@ -24,6 +24,7 @@ from kschedlib.plugins import interpodaffinity
 from kschedlib.plugins.interpodaffinity import InterPodAffinityArgs, PreFilterState, counting
 from kschedlib.plugins.interpodaffinity.filtering import filter_node
 from kschedlib.plugins.interpodaffinity.index import PodIndex
+from kschedlib.plugins.interpodaffinity.scoring import score_node
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -172,7 +173,7 @@ def _run(
 ) -> Any:
     """Every result of one cycle: PreFilter, Filter per node (before and after the
     AddPod/RemovePod extensions in ``extra``), PreScore, Score per node and the normalized
-    scores; ``reference``: Filter through filter_node."""
+    scores; ``reference``: Filter through filter_node, Score through score_node."""
     nodes = snap.list()
     state = CycleState()
     filter_fn = _reference_filter if reference else pl.filter
@@ -192,7 +193,11 @@ def _run(
     if sst is None:
         scores = []
         for n in nodes:
-            s, e = pl.score(state, incoming, n)
+            if reference:  # Score the straightforward way: score_node on the weights
+                assert n.node is not None
+                s, e = score_node(state[interpodaffinity.PRE_SCORE_STATE_KEY], n.node), None
+            else:
+                s, e = pl.score(state, incoming, n)
             out.append((s, _st(e)))
             scores.append(NodeScore(n.name, s))
         out.append(_st(pl.normalize_score(state, incoming, scores)))
