@@ -133,6 +133,13 @@ def _filter_node_local(
     return feasible, failed
 
 
+def _same_pods(a: tuple[tuple[Pod, bool], ...], b: tuple[tuple[Pod, bool], ...]) -> bool:
+    """Whether two nominated-pod keys hold the very same pod objects, counted the same way."""
+    return len(a) == len(b) and all(
+        p is q and la == lb for (p, la), (q, lb) in zip(a, b, strict=True)
+    )
+
+
 def _filter_with_table(
     fwk: Framework,
     state: CycleState,
@@ -145,9 +152,14 @@ def _filter_with_table(
     nominated_names: Collection[str],
 ) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
     """The ``k`` leading node-local filters' verdict is reused while a NodeInfo is unchanged;
-    the other filters run as usual, and a node with nominated pods runs every filter with
-    them (never stored)."""
+    the other filters run as usual. A node with nominated pods runs every filter with them;
+    when all filters are node-local that verdict is reused too, while both the NodeInfo and
+    the nominated pods counted (by identity) are unchanged."""
     head, rest = filters[:k], filters[k:]
+    nominated_table = None
+    if nominated_names and not rest:
+        nominated_table = fwk.nominated_filter_table(state, pod, filters)
+        nominated_key = fwk.nominated_filter_keyer(pod)
     run = fwk.run_filter_plugins
     run_nominated = fwk.run_filter_plugins_with_nominated_pods
     feasible: list[NodeInfo] = []
@@ -158,7 +170,17 @@ def _filter_with_table(
     left = to_find
     for ni in order:
         if nominated_names and ni.name in nominated_names:
-            st = run_nominated(state, pod, ni, filters)
+            if nominated_table is None:
+                st = run_nominated(state, pod, ni, filters)
+            else:
+                key = nominated_key(ni.name)
+                e = nominated_table.get(ni.generation)
+                if e is not None and _same_pods(e[0], key):
+                    st = e[1]
+                else:
+                    st = run_nominated(state, pod, ni, filters)
+                    if st is None or st.is_rejected():  # the stored key keeps the pods alive
+                        nominated_table[ni.generation] = (key, st)
         else:
             st = get(ni.generation, missing)
             if st is missing:

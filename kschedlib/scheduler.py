@@ -334,6 +334,9 @@ class Scheduler:
     def has_nominated_pods(self) -> bool:
         return bool(self.queue.nominator.nominated_pod_to_node)
 
+    def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
+        return self.queue.nominated_pod_keys(node_name)
+
     def nominated_node_names(self) -> Collection[str]:
         """The nodes some pod is nominated to (a live view)."""
         return self.queue.nominator.nominated_pods.keys()

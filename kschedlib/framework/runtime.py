@@ -93,6 +93,9 @@ class Nominator:
     def nominated_node_names(self) -> Collection[str]:
         return ()
 
+    def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
+        return []
+
 
 def _implements(plugin: Any, point: str) -> bool:
     return callable(getattr(plugin, POINT_METHODS[point], None))
@@ -478,6 +481,52 @@ class Framework:
         if not frags:
             return 0, None
         return len(frags), cache.generation_table(("filter", tuple(frags)), self._live_generations)
+
+    def nominated_filter_table(
+        self, state: CycleState, pod: Pod, filters: Sequence[tuple[str, Any]]
+    ) -> dict[int, Any] | None:
+        """A table of two-pass verdicts (filters with the nominated pods, then without) per
+        NodeInfo generation, each stored with the nominated pods it counted: only when every
+        filter is node-local and signs ``pod`` and no PreFilter extension runs, so the verdict
+        depends on nothing else. None otherwise."""
+        cache = self.node_local_cache
+        if cache is None or not filters:
+            return None
+        skip = state.skip_filter_plugins
+        for pl in self.pre_filter_plugins:
+            if pl.name not in skip and pl.pre_filter_extensions() is not None:
+                return None
+        plugins = self.plugins
+        frags = node_local_fragments([plugins[name] for name, _ in filters], pod)
+        if len(frags) != len(filters):
+            return None
+        return cache.generation_table(("nominated", tuple(frags)), self._live_generations)
+
+    def nominated_filter_keyer(self, pod: Pod) -> Callable[[str], tuple[tuple[Pod, bool], ...]]:
+        """node name -> the pods the two-pass check adds there for ``pod``: those nominated
+        with at least its priority (itself excluded), with whether pod-level resources count
+        for them."""
+        prio = pod_priority(pod)
+        uid = pod.uid
+        keys = getattr(self.nominator, "nominated_pod_keys", None)
+        if keys is None:
+            keys = self.nominated_pod_keys
+
+        def key(node_name: str) -> tuple[tuple[Pod, bool], ...]:
+            return tuple(
+                (p, level) for p, level in keys(node_name)
+                if p.uid != uid and (p.spec.priority or 0) >= prio
+            )
+
+        return key
+
+    def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
+        """(pod, pod_level) of the pods nominated to ``node_name`` in nomination order,
+        without the copies nominated_pods_for_node makes."""
+        keys = getattr(self.nominator, "nominated_pod_keys", None)
+        if keys is not None:
+            return keys(node_name)  # type: ignore[no-any-return]
+        return [(pi.pod, pi.pod_level) for pi in self.nominator.nominated_pods_for_node(node_name)]
 
     def _live_generations(self) -> set[int]:
         return {ni.generation for ni in self.snapshot_shared_lister().node_infos().list()}

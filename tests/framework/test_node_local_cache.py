@@ -278,3 +278,37 @@ def test_stored_scores_out_of_range_fail_as_recomputed_ones() -> None:
     with_cache = _out_of_range_run(True)
     assert with_cache == _out_of_range_run(False)
     assert "returns an invalid score 101" in with_cache[0][1]
+
+
+def _nominated_run(cache: bool) -> list[str | None]:
+    """Two-pass verdicts on a node with nominated pods: stored with the pods counted, so a
+    changed nomination on an unchanged node is seen."""
+    sched = Scheduler(clock=FakeClock(), seed=1, explain=False, node_local_cache=cache)
+    for i in range(2):
+        sched.add_node(make_node(i, 4, "z1", None, False))
+
+    def pod(name: str, cpu: str, priority: int, nominated: str = "") -> Pod:
+        return Pod.from_dict({
+            "metadata": {"name": name, "namespace": "default", "uid": name},
+            "spec": {"priority": priority, "containers": [
+                {"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
+            "status": {"nominatedNodeName": nominated} if nominated else {},
+        })
+
+    out: list[str | None] = []
+    sched.add_pod(pod("a", "3", 10, "n000"))  # counted on n000 for pods of priority <= 10
+    b = pod("b", "2", 10)
+    sched.add_pod(b)
+    r = sched.schedule_pod(b)
+    out.append(r.node if r is not None else None)
+    sched.delete_pod("default/a")
+    sched.add_pod(pod("a2", "3", 0, "n000"))  # lower priority: not counted for c
+    c = pod("c", "2", 10)
+    sched.add_pod(c)
+    r = sched.schedule_pod(c)
+    out.append(r.node if r is not None else None)
+    return out
+
+
+def test_two_pass_verdicts_follow_the_nominated_pods() -> None:
+    assert _nominated_run(True) == _nominated_run(False) == ["n001", "n000"]

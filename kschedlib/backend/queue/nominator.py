@@ -53,14 +53,16 @@ class PodRef:
     name: str
     namespace: str
     uid: str
+    key: str = attrs.field(
+        init=False, eq=False, repr=False,
+        default=attrs.Factory(lambda self: f"{self.namespace}/{self.name}", takes_self=True),
+    )
+    """namespace/name, kept (queue lookups use it often)."""
 
     @classmethod
     def of(cls, pod: Pod) -> PodRef:
         return cls(pod.metadata.name, pod.metadata.namespace, pod.uid)
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
 
     def to_pod(self) -> Pod:
         """A pod carrying only the identity (as podRef.toPod)."""

@@ -680,6 +680,15 @@ class PriorityQueue:
             for ref in self._nominator.nominated_pods_for_node(node_name)
         ]
 
+    def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
+        """(pod, pod_level) of the pods nominated to ``node_name``, in nomination order: what
+        nominated_pods_for_node's copies hold, without copying (for lookups)."""
+        out: list[tuple[Pod, bool]] = []
+        for ref in self._nominator.nominated_pods.get(node_name, ()):
+            pi = self._nominated_pod_to_info(ref)
+            out.append((pi.pod, pi.pod_level))
+        return out
+
     def _nominated_pod_to_info(self, ref: PodRef) -> PodInfo:
         key = ref.key
         p = self._active.get(key) or self._unschedulable.get(key) or self._backoff.get(key)

@@ -93,7 +93,14 @@ class DryRunCache:
             if len(tables) >= self.max_tables:
                 del tables[next(iter(tables))]
         tables[key] = table  # most recently used last
-        return DryRunMemo(table, prio, pod.uid, nominator.nominated_pods_for_node)
+        keys = getattr(nominator, "nominated_pod_keys", None)
+        if keys is None:
+            copies = nominator.nominated_pods_for_node
+
+            def keys(node_name: str) -> list[tuple[Pod, bool]]:
+                return [(pi.pod, pi.pod_level) for pi in copies(node_name)]
+
+        return DryRunMemo(table, prio, pod.uid, keys)
 
 
 class DryRunMemo:
@@ -112,10 +119,9 @@ class DryRunMemo:
         whether pod-level requests count), the objects kept alive by the stored key."""
         prio, uid = self._prio, self._uid
         out: list[Any] = []
-        for pi in self._nominated_for(node_name):
-            p = pi.pod
+        for p, level in self._nominated_for(node_name):
             if p.uid != uid and pod_priority(p) >= prio:
-                out.append((p, pi.pod_level))
+                out.append((p, level))
         return tuple(out)
 
     def lookup(self, node_info: NodeInfo, nominated: tuple[Any, ...]) -> Outcome | None:

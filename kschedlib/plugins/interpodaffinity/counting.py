@@ -20,6 +20,7 @@ from kschedlib.plugins.interpodaffinity.filtering import (
     existing_anti_affinity_counts,
     incoming_affinity_anti_affinity_counts,
 )
+from kschedlib.plugins.interpodaffinity.index import PodIndex
 from kschedlib.plugins.interpodaffinity.scoring import compute_topology_score
 from kschedlib.plugins.interpodaffinity.terms import TopologyCounts, add_count, clone_counts
 
@@ -29,20 +30,67 @@ Share = tuple[tuple[tuple[str, str, int], ...], ...]
 MAX_ENTRIES = 8
 
 
+def _index_is_cheaper(candidates: int, nodes: Sequence[NodeInfo]) -> bool:
+    """Whether checking ``candidates`` in full each cycle is cheap enough not to build a
+    table (a pass over every node computing its share) for the key."""
+    return candidates <= 64 or candidates * 50 <= len(nodes)
+
+
 def _entries(counts: TopologyCounts) -> tuple[tuple[str, str, int], ...]:
     return tuple((k, v, n) for k, inner in counts.items() for v, n in inner.items())
 
 
+def _changed_infos(
+    serial: int, index: PodIndex | None
+) -> list[tuple[str, NodeInfo | None]] | None:
+    """The (name, NodeInfo or None when gone) of the nodes the index re-read since sync
+    number ``serial`` (-1: never), or None when a full pass is needed."""
+    if index is None or serial < 0:
+        return None
+    names = index.changes_since(serial)
+    if names is None:
+        return None
+    infos = index.infos
+    return [(name, infos.get(name)) for name in names]
+
+
 class _Table:
-    __slots__ = ("shares", "totals")
+    __slots__ = ("serial", "shares", "totals")
 
     def __init__(self, k: int) -> None:
         self.shares: dict[str, tuple[int, Share]] = {}
         self.totals: list[TopologyCounts] = [{} for _ in range(k)]
+        self.serial = -1
+        """The index sync the shares are at (-1: unknown, a full pass comes next)."""
 
-    def update(self, nodes: Sequence[NodeInfo], share_of: Callable[[NodeInfo], Share]) -> None:
+    def _move(self, share: Share, sign: int) -> None:
+        for counts, entries in zip(self.totals, share, strict=True):
+            for key, v, n in entries:
+                add_count(counts, key, v, sign * n)
+
+    def update(
+        self,
+        nodes: Sequence[NodeInfo],
+        share_of: Callable[[NodeInfo], Share],
+        index: PodIndex | None = None,
+    ) -> None:
+        """Bring the totals to ``nodes``: with an ``index`` synced to the whole node list
+        (``nodes`` being those of it whose share may be non-empty), only the nodes it
+        re-read since the last update are looked at."""
         shares = self.shares
-        totals = self.totals
+        changed = _changed_infos(self.serial, index)
+        self.serial = index.serial if index is not None else -1
+        if changed is not None:
+            for name, ni in changed:
+                e = shares.pop(name, None)
+                if e is not None:
+                    self._move(e[1], -1)
+                if ni is not None:
+                    new = share_of(ni)
+                    if any(new):
+                        self._move(new, 1)
+                        shares[name] = (ni.generation, new)
+            return
         added = False
         for ni in nodes:
             name = ni.name
@@ -54,19 +102,13 @@ class _Table:
             if e is None:
                 added = True
             else:
-                for counts, old in zip(totals, e[1], strict=True):
-                    for key, v, n in old:
-                        add_count(counts, key, v, -n)
-            for counts, entries in zip(totals, new, strict=True):
-                for key, v, n in entries:
-                    add_count(counts, key, v, n)
+                self._move(e[1], -1)
+            self._move(new, 1)
             shares[name] = (gen, new)
         if added or len(shares) > len(nodes):  # some node may have left the list
             present = {ni.name for ni in nodes}
             for name in [n for n in shares if n not in present]:
-                for counts, old in zip(totals, shares.pop(name)[1], strict=True):
-                    for key, v, n in old:
-                        add_count(counts, key, v, -n)
+                self._move(shares.pop(name)[1], -1)
 
 
 class AffinityCounter:
@@ -89,20 +131,31 @@ class AffinityCounter:
         return t
 
     def existing_anti_affinity_counts(
-        self, pod: Pod, ns_labels: Mapping[str, str], nodes: Sequence[NodeInfo]
+        self,
+        pod: Pod,
+        ns_labels: Mapping[str, str],
+        nodes: Sequence[NodeInfo],
+        index: PodIndex | None = None,
     ) -> TopologyCounts:
-        """existing_anti_affinity_counts, kept across cycles (a fresh copy each call)."""
+        """existing_anti_affinity_counts, kept across cycles (a fresh copy each call). With
+        an ``index`` synced to the whole node list (``nodes`` being the nodes with required
+        anti-affinity pods), a key seldom seen, or with few candidates, is answered by it."""
         meta = pod.metadata
         key = ("existing", meta.namespace, tuple(sorted(meta.labels.items())),
                tuple(sorted(ns_labels.items())))
-        if key not in self._tables and self._seen.first_sight(key):
+        if key not in self._tables and (
+            self._seen.first_sight(key)
+            or (index is not None and _index_is_cheaper(index.anti_candidate_count(pod), nodes))
+        ):
+            if index is not None:
+                return index.existing_anti_affinity_counts(pod, ns_labels)
             return existing_anti_affinity_counts(pod, ns_labels, nodes)
         t = self._table(key, 1)
 
         def share(ni: NodeInfo) -> Share:
             return (_entries(existing_anti_affinity_counts(pod, ns_labels, (ni,))),)
 
-        t.update(nodes, share)
+        t.update(nodes, share, index)
         return clone_counts(t.totals[0])
 
     def incoming_counts(
@@ -110,12 +163,24 @@ class AffinityCounter:
         affinity_terms: Sequence[AffinityTerm],
         anti_affinity_terms: Sequence[AffinityTerm],
         all_nodes: Sequence[NodeInfo],
+        index: PodIndex | None = None,
     ) -> tuple[TopologyCounts, TopologyCounts]:
-        """incoming_affinity_anti_affinity_counts, kept across cycles (fresh copies)."""
+        """incoming_affinity_anti_affinity_counts, kept across cycles (fresh copies); an
+        ``index`` synced to ``all_nodes`` answers keys seldom seen or with few candidates."""
         if not affinity_terms and not anti_affinity_terms:
             return {}, {}
         key = ("incoming", tuple(affinity_terms), tuple(anti_affinity_terms))
-        if key not in self._tables and self._seen.first_sight(key):
+        if key not in self._tables and (
+            self._seen.first_sight(key)
+            or (
+                index is not None
+                and _index_is_cheaper(
+                    index.terms_candidate_count(affinity_terms, anti_affinity_terms), all_nodes
+                )
+            )
+        ):
+            if index is not None:
+                return index.incoming_counts(affinity_terms, anti_affinity_terms)
             return incoming_affinity_anti_affinity_counts(
                 affinity_terms, anti_affinity_terms, all_nodes
             )
@@ -125,7 +190,7 @@ class AffinityCounter:
             a, b = incoming_affinity_anti_affinity_counts(affinity_terms, anti_affinity_terms, (ni,))
             return (_entries(a), _entries(b))
 
-        t.update(all_nodes, share)
+        t.update(all_nodes, share, index)
         return clone_counts(t.totals[0]), clone_counts(t.totals[1])
 
 
@@ -137,18 +202,23 @@ def counter_enabled(handle: Any) -> bool:
 class _ScoreTable:
     """Per node its share of the PreScore weights; totals per pair as [weight, nodes]."""
 
-    __slots__ = ("shares", "totals")
+    __slots__ = ("serial", "shares", "totals", "weights")
 
     def __init__(self) -> None:
         self.shares: dict[str, tuple[int, tuple[tuple[str, str, int], ...]]] = {}
         self.totals: dict[str, dict[str, list[int]]] = {}
+        self.weights: TopologyCounts = {}
+        """The totals' weights alone (what scores() copies)."""
+        self.serial = -1
 
     def _apply(self, entries: tuple[tuple[str, str, int], ...], sign: int) -> None:
         totals = self.totals
+        weights = self.weights
         for key, v, w in entries:
             inner = totals.get(key)
             if inner is None:
                 inner = totals[key] = {}
+                weights[key] = {}
             cell = inner.get(v)
             if cell is None:
                 cell = inner[v] = [0, 0]
@@ -156,13 +226,34 @@ class _ScoreTable:
             cell[1] += sign
             if cell[1] == 0:
                 del inner[v]
+                del weights[key][v]
                 if not inner:
                     del totals[key]
+                    del weights[key]
+            else:
+                weights[key][v] = cell[0]
 
     def update(
-        self, nodes: Sequence[NodeInfo], share_of: Callable[[NodeInfo], tuple[tuple[str, str, int], ...]]
+        self,
+        nodes: Sequence[NodeInfo],
+        share_of: Callable[[NodeInfo], tuple[tuple[str, str, int], ...]],
+        index: PodIndex | None = None,
     ) -> None:
+        """As _Table.update."""
         shares = self.shares
+        changed = _changed_infos(self.serial, index)
+        self.serial = index.serial if index is not None else -1
+        if changed is not None:
+            for name, ni in changed:
+                e = shares.pop(name, None)
+                if e is not None:
+                    self._apply(e[1], -1)
+                if ni is not None:
+                    new = share_of(ni)
+                    if new:
+                        self._apply(new, 1)
+                        shares[name] = (ni.generation, new)
+            return
         added = False
         for ni in nodes:
             name = ni.name
@@ -183,7 +274,7 @@ class _ScoreTable:
                 self._apply(shares.pop(name)[1], -1)
 
     def scores(self) -> TopologyCounts:
-        return {k: {v: cell[0] for v, cell in inner.items()} for k, inner in self.totals.items()}
+        return clone_counts(self.weights)
 
 
 class TopologyScoreCounter:
@@ -205,13 +296,32 @@ class TopologyScoreCounter:
         hard_pod_affinity_weight: int,
         nodes: Sequence[NodeInfo],
         all_pods: bool,
+        index: PodIndex | None = None,
     ) -> TopologyCounts:
+        """compute_topology_score kept across cycles; an ``index`` synced to the whole node
+        list answers keys seldom seen or with few candidates."""
         meta = incoming.metadata
         key = (meta.namespace, tuple(sorted(meta.labels.items())),
                tuple(sorted(ns_labels.items())), tuple(preferred_affinity),
                tuple(preferred_anti_affinity), hard_pod_affinity_weight, all_pods)
         tables = self._tables
-        if key not in tables and self._seen.first_sight(key):
+        if not all_pods and (preferred_affinity or preferred_anti_affinity):
+            index = None  # the index assumes every pod is looked at when these are given
+        if key not in tables and (
+            self._seen.first_sight(key)
+            or (
+                index is not None
+                and _index_is_cheaper(
+                    index.score_candidate_count(preferred_affinity, preferred_anti_affinity),
+                    nodes,
+                )
+            )
+        ):
+            if index is not None:
+                return index.topology_score(
+                    incoming, preferred_affinity, preferred_anti_affinity, ns_labels,
+                    hard_pod_affinity_weight,
+                )
             return compute_topology_score(
                 incoming, preferred_affinity, preferred_anti_affinity, ns_labels,
                 hard_pod_affinity_weight, nodes, all_pods,
@@ -229,5 +339,5 @@ class TopologyScoreCounter:
                 hard_pod_affinity_weight, (ni,), all_pods,
             ))
 
-        t.update(nodes, share)
+        t.update(nodes, share, index)
         return t.scores()

@@ -26,7 +26,7 @@ ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = (
 ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
 
-_AFFINITY_NOT_MATCH = Status(
+AFFINITY_NOT_MATCH = Status(
     Code.UnschedulableAndUnresolvable, (ERR_REASON_AFFINITY_RULES_NOT_MATCH,), NAME
 )
 _ANTI_AFFINITY_NOT_MATCH = Status(
@@ -79,6 +79,7 @@ class PreFilterState:
         "required_anti_affinity_terms",
         "namespace_labels",
         "self_affine",
+        "checks",
     )
 
     def __init__(
@@ -99,6 +100,8 @@ class PreFilterState:
         self.affinity_counts: TopologyCounts = affinity_counts or {}
         self.anti_affinity_counts: TopologyCounts = anti_affinity_counts or {}
         self.self_affine = pod_matches_all_affinity_terms(required_affinity_terms, pod)
+        self.checks: Checks | None = None
+        """filter_node's lookups, compiled from the counters (None: not yet, or stale)."""
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
@@ -115,6 +118,7 @@ class PreFilterState:
         """Count a pod added to (delta 1) or removed from (delta -1) ``node``."""
         if node is None:
             return
+        self.checks = None
         update_with_anti_affinity_terms(
             self.existing_anti_affinity_counts,
             pod_info.required_anti_affinity_terms,
@@ -227,11 +231,45 @@ def satisfy_pod_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
     return pods_exist or (not counts and s.self_affine)
 
 
+Checks = tuple[tuple[tuple[str, Mapping[str, int], Status], ...], bool]
+"""The (topology key, counts per value, status) lookups that reject a node when the node's
+value has a positive count, in filter_node's order, and whether the affinity check runs."""
+
+
+def compile_checks(s: PreFilterState) -> Checks:
+    """filter_node's anti-affinity lookups (terms whose key has no counts dropped)."""
+    out: list[tuple[str, Mapping[str, int], Status]] = []
+    counts = s.anti_affinity_counts
+    if counts:
+        for t in s.required_anti_affinity_terms:
+            inner = counts.get(t.topology_key)
+            if inner is not None:
+                out.append((t.topology_key, inner, _ANTI_AFFINITY_NOT_MATCH))
+    for key, inner in s.existing_anti_affinity_counts.items():
+        out.append((key, inner, _EXISTING_ANTI_AFFINITY_NOT_MATCH))
+    return tuple(out), bool(s.required_affinity_terms)
+
+
+def filter_labels(s: PreFilterState, labels: Mapping[str, str]) -> Status | None:
+    """filter_node on the node's labels through the compiled checks."""
+    checks = s.checks
+    if checks is None:
+        checks = s.checks = compile_checks(s)
+    lookups, affinity = checks
+    if affinity and not satisfy_pod_affinity(s, labels):
+        return AFFINITY_NOT_MATCH
+    for key, inner, status in lookups:
+        v = labels.get(key)
+        if v is not None and inner.get(v, 0) > 0:
+            return status
+    return None
+
+
 def filter_node(s: PreFilterState, node: Node) -> Status | None:
     """The three checks in kube-scheduler's order, inlined: Filter runs once per node."""
     labels = node.metadata.labels
     if s.required_affinity_terms and not satisfy_pod_affinity(s, labels):
-        return _AFFINITY_NOT_MATCH
+        return AFFINITY_NOT_MATCH
     counts = s.anti_affinity_counts
     if counts:
         for t in s.required_anti_affinity_terms:

@@ -30,16 +30,18 @@ from kschedlib.plugins.interpodaffinity.counting import (
     counter_enabled,
 )
 from kschedlib.plugins.interpodaffinity.filtering import (
+    AFFINITY_NOT_MATCH,
     PreFilterState,
+    compile_checks,
     existing_anti_affinity_counts,
-    filter_node,
     incoming_affinity_anti_affinity_counts,
+    satisfy_pod_affinity,
 )
+from kschedlib.plugins.interpodaffinity.index import PodIndex
 from kschedlib.plugins.interpodaffinity.scoring import (
     PreScoreState,
     compute_topology_score,
     normalize_scores,
-    score_node,
 )
 from kschedlib.plugins.interpodaffinity.terms import (
     NAME,
@@ -64,7 +66,15 @@ def _has_preferred_terms(pod: Pod) -> bool:
 class InterPodAffinity:
     """Checks required inter-pod affinity and anti-affinity and scores preferred terms."""
 
-    __slots__ = ("_counter", "_handle", "_score_counter", "args")
+    __slots__ = (
+        "_counter",
+        "_handle",
+        "_index",
+        "_last_parsed",
+        "_score_counter",
+        "_synced",
+        "args",
+    )
 
     def __init__(self, args: InterPodAffinityArgs, handle: Any) -> None:
         self.args = args
@@ -72,6 +82,11 @@ class InterPodAffinity:
         # PreFilter counts kept up to date across cycles (None: recount every cycle).
         self._counter = AffinityCounter() if counter_enabled(handle) else None
         self._score_counter = TopologyScoreCounter() if counter_enabled(handle) else None
+        # Existing pods and terms by label, shared by both counters (used with them only).
+        self._index = PodIndex()
+        self._synced: tuple[CycleState, Sequence[NodeInfo]] | None = None
+        self._last_parsed: tuple[Pod, str | None, PodInfo | None] | None = None
+        """The cycle and node list the index was last synced for."""
 
     @property
     def name(self) -> str:
@@ -84,6 +99,17 @@ class InterPodAffinity:
             return None
         return labels_fragment(pod)
 
+    def _parsed(self, pod: Pod) -> tuple[str | None, PodInfo | None]:
+        """The pod's selector parse error, else its PodInfo (for its terms); the last pod's
+        kept, as PreFilter and PreScore of a cycle ask for the same (immutable) pod."""
+        last = self._last_parsed
+        if last is not None and last[0] is pod:
+            return last[1], last[2]
+        err = pod_info_parse_error(pod) if pod.spec.affinity is not None else None
+        pi = PodInfo.of(pod) if err is None else None
+        self._last_parsed = (pod, err, pi)
+        return err, pi
+
     # --- PreFilter / Filter ---
 
     def pre_filter(
@@ -91,24 +117,29 @@ class InterPodAffinity:
     ) -> tuple[PreFilterResult | None, Status | None]:
         lister = self._handle.snapshot_shared_lister().node_infos()
         objects = self._handle.objects
-        if pod.spec.affinity is not None:
-            err = pod_info_parse_error(pod)
-            if err is not None:  # selectors the API server would have rejected
-                return None, Status(Code.UnschedulableAndUnresolvable, (f"parsing pod: {err}",))
-        pi = PodInfo.of(pod)
+        err, pi = self._parsed(pod)
+        if err is not None:  # selectors the API server would have rejected
+            return None, Status(Code.UnschedulableAndUnresolvable, (f"parsing pod: {err}",))
+        assert pi is not None
         affinity_terms = merge_terms(pi.required_affinity_terms, objects)
         anti_terms = merge_terms(pi.required_anti_affinity_terms, objects)
         ns_labels = namespace_labels(objects, pod.metadata.namespace)
         counter = self._counter
         with_anti = lister.have_pods_with_required_anti_affinity_list()
-        if counter is not None:
-            existing = counter.existing_anti_affinity_counts(pod, ns_labels, with_anti)
+        if counter is not None and (with_anti or affinity_terms or anti_terms):
+            index = self._index
+            listed = lister.list()
+            index.sync(listed)
+            self._synced = (state, listed)
+            existing = counter.existing_anti_affinity_counts(pod, ns_labels, with_anti, index)
         else:
             existing = existing_anti_affinity_counts(pod, ns_labels, with_anti)
         if not existing and not affinity_terms and not anti_terms:
             return None, SKIP
         if counter is not None:
-            affinity, anti = counter.incoming_counts(affinity_terms, anti_terms, nodes)
+            affinity, anti = counter.incoming_counts(
+                affinity_terms, anti_terms, nodes, index if nodes is listed else None
+            )
         else:
             affinity, anti = incoming_affinity_anti_affinity_counts(affinity_terms, anti_terms, nodes)
         state.write(
@@ -144,12 +175,24 @@ class InterPodAffinity:
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(s, PreFilterState):
+        if type(s) is not PreFilterState and not isinstance(s, PreFilterState):
             return _missing(PRE_FILTER_STATE_KEY)
         node = node_info.node
         if node is None:
             return Status.error("node not found", NAME)
-        return filter_node(s, node)
+        # filter_labels, inlined: Filter runs once per node.
+        checks = s.checks
+        if checks is None:
+            checks = s.checks = compile_checks(s)
+        lookups, affinity = checks
+        labels = node.metadata.labels
+        if affinity and not satisfy_pod_affinity(s, labels):
+            return AFFINITY_NOT_MATCH
+        for key, inner, status in lookups:
+            # A node without the key gives None, never a counted value.
+            if inner.get(labels.get(key), 0) > 0:  # type: ignore[arg-type]
+                return status
+        return None
 
     # --- PreScore / Score ---
 
@@ -161,17 +204,13 @@ class InterPodAffinity:
         # Without preferred terms of its own, only pods with affinity can score the pod.
         all_nodes = lister.list() if has_constraints else lister.have_pods_with_affinity_list()
         objects = self._handle.objects
-        if pod.spec.affinity is not None:
-            err = pod_info_parse_error(pod)
-            if err is not None:  # PreFilter rejects it first, unless it did not run
-                return Status.error(f"failed to parse pod: {err}", NAME)
-        pi = PodInfo.of(pod)
-        compute = (
-            compute_topology_score
-            if self._score_counter is None
-            else self._score_counter.compute_topology_score
-        )
-        scores = compute(
+        err, pi = self._parsed(pod)
+        if err is not None:  # PreFilter rejects it first, unless it did not run
+            return Status.error(f"failed to parse pod: {err}", NAME)
+        assert pi is not None
+        if not all_nodes:
+            return SKIP  # no node to count on: no pair can be scored
+        args = (
             pod,
             merge_weighted_terms(pi.preferred_affinity_terms, objects),
             merge_weighted_terms(pi.preferred_anti_affinity_terms, objects),
@@ -180,6 +219,18 @@ class InterPodAffinity:
             all_nodes,
             has_constraints,
         )
+        score_counter = self._score_counter
+        if score_counter is None:
+            scores = compute_topology_score(*args)
+        else:
+            index = self._index
+            listed = lister.list()
+            synced = self._synced
+            # PreFilter of this very cycle synced it: the snapshot is read-only in a cycle.
+            if synced is None or synced[0] is not state or synced[1] is not listed:
+                index.sync(listed)
+                self._synced = (state, listed)
+            scores = score_counter.compute_topology_score(*args, index)
         if not scores:
             return SKIP
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))
@@ -192,7 +243,14 @@ class InterPodAffinity:
         node = node_info.node
         if node is None:
             return 0, Status.error("node not found", NAME)
-        return score_node(s, node), None
+        # score_node, inlined: Score runs once per node.
+        labels = node.metadata.labels
+        score = 0
+        for key, values in s.topology_score.items():
+            v = labels.get(key)
+            if v is not None:
+                score += values.get(v, 0)
+        return score, None
 
     def score_extensions(self) -> InterPodAffinity:
         return self

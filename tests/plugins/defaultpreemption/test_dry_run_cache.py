@@ -121,11 +121,12 @@ def workloads(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-def run(w: dict[str, Any], reuse: bool) -> list[Any]:
+def run(w: dict[str, Any], reuse: bool, node_local_cache: bool = True) -> list[Any]:
     config = {"profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [
         {"name": "DefaultPreemption", "args": {"minCandidateNodesAbsolute": w["min_abs"],
                                                "minCandidateNodesPercentage": 10}}]}]}
-    sched = Scheduler(config, clock=FakeClock(), seed=w["seed"], explain=False)
+    sched = Scheduler(config, clock=FakeClock(), seed=w["seed"], explain=False,
+                      node_local_cache=node_local_cache)
     plugin = sched.frameworks["default-scheduler"].plugins["DefaultPreemption"]
     assert isinstance(plugin, DefaultPreemption)
     if not reuse:
@@ -168,6 +169,14 @@ def run(w: dict[str, Any], reuse: bool) -> list[Any]:
 @given(workloads())
 def test_same_preemption_decisions_with_and_without_stored_dry_runs(w: dict[str, Any]) -> None:
     assert run(w, reuse=True) == run(w, reuse=False)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads())
+def test_same_decisions_as_without_any_stored_result(w: dict[str, Any]) -> None:
+    """Every reuse on (stored dry runs, node-local verdicts, two-pass verdicts on nodes with
+    nominated pods) against none at all."""
+    assert run(w, reuse=True) == run(w, reuse=False, node_local_cache=False)
 
 
 def _small(reuse: bool, nodes: int, running: list[tuple[str, int, dict[str, Any]]]) -> Scheduler:
