@@ -932,9 +932,10 @@ class Scheduler:
                 nominating = NominatingInfo(result.nominated_node_name, NominatingMode.Override)
         explanation = self._explain(fwk, pod, fit.diagnosis, None) if explain else None
         self.metrics.preemption_victims += len(self._victims)
+        message = fit.message()
         return self._fail(
-            fwk, qpi, Status(Code.Unschedulable, (fit.message(),)), nominating, explanation, start,
-            fit.message(), diagnosis=fit.diagnosis, post_filter_ran=ran,
+            fwk, qpi, Status(Code.Unschedulable, (message,)), nominating, explanation, start,
+            message, diagnosis=fit.diagnosis, post_filter_ran=ran,
         )
 
     def _fail_single_node(
