@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -336,6 +336,9 @@ class Scheduler:
 
     def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
         return self.queue.nominated_pod_keys(node_name)
+
+    def nominated_pod_keys_reader(self) -> Callable[[str], list[tuple[Pod, bool]]]:
+        return self.queue.nominated_pod_keys_reader()
 
     def nominated_node_names(self) -> Collection[str]:
         """The nodes some pod is nominated to (a live view)."""
