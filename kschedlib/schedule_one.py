@@ -133,13 +133,6 @@ def _filter_node_local(
     return feasible, failed
 
 
-def _same_pods(a: tuple[tuple[Pod, bool], ...], b: tuple[tuple[Pod, bool], ...]) -> bool:
-    """Whether two nominated-pod keys hold the very same pod objects, counted the same way."""
-    return len(a) == len(b) and all(
-        p is q and la == lb for (p, la), (q, lb) in zip(a, b, strict=True)
-    )
-
-
 def _filter_with_table(
     fwk: Framework,
     state: CycleState,
@@ -175,7 +168,7 @@ def _filter_with_table(
             else:
                 key = nominated_key(ni.name)
                 e = nominated_table.get(ni.generation)
-                if e is not None and _same_pods(e[0], key):
+                if e is not None and e[0] == key:  # identical pod objects compare at once
                     st = e[1]
                 else:
                     st = run_nominated(state, pod, ni, filters)

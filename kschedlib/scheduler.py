@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -336,6 +336,9 @@ class Scheduler:
 
     def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
         return self.queue.nominated_pod_keys(node_name)
+
+    def nominated_pod_keys_reader(self) -> Callable[[str], list[tuple[Pod, bool]]]:
+        return self.queue.nominated_pod_keys_reader()
 
     def nominated_node_names(self) -> Collection[str]:
         """The nodes some pod is nominated to (a live view)."""
@@ -932,9 +935,10 @@ class Scheduler:
                 nominating = NominatingInfo(result.nominated_node_name, NominatingMode.Override)
         explanation = self._explain(fwk, pod, fit.diagnosis, None) if explain else None
         self.metrics.preemption_victims += len(self._victims)
+        message = fit.message()
         return self._fail(
-            fwk, qpi, Status(Code.Unschedulable, (fit.message(),)), nominating, explanation, start,
-            fit.message(), diagnosis=fit.diagnosis, post_filter_ran=ran,
+            fwk, qpi, Status(Code.Unschedulable, (message,)), nominating, explanation, start,
+            message, diagnosis=fit.diagnosis, post_filter_ran=ran,
         )
 
     def _fail_single_node(

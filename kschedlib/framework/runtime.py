@@ -508,9 +508,7 @@ class Framework:
         for them."""
         prio = pod_priority(pod)
         uid = pod.uid
-        keys = getattr(self.nominator, "nominated_pod_keys", None)
-        if keys is None:
-            keys = self.nominated_pod_keys
+        keys = self.nominated_pod_keys_reader()
 
         def key(node_name: str) -> tuple[tuple[Pod, bool], ...]:
             return tuple(
@@ -519,6 +517,14 @@ class Framework:
             )
 
         return key
+
+    def nominated_pod_keys_reader(self) -> Callable[[str], list[tuple[Pod, bool]]]:
+        """nominated_pod_keys bound for one cycle's lookups (the nominator's fast reader
+        when it has one)."""
+        reader = getattr(self.nominator, "nominated_pod_keys_reader", None)
+        if reader is not None:
+            return reader()  # type: ignore[no-any-return]
+        return self.nominated_pod_keys
 
     def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
         """(pod, pod_level) of the pods nominated to ``node_name`` in nomination order,

@@ -689,6 +689,26 @@ class PriorityQueue:
             out.append((pi.pod, pi.pod_level))
         return out
 
+    def nominated_pod_keys_reader(self) -> Callable[[str], list[tuple[Pod, bool]]]:
+        """nominated_pod_keys bound to the queue as it is now: for the many lookups of one
+        scheduling cycle, during which the queue does not change."""
+        nominated = self._nominator.nominated_pods
+        active, unschedulable, backoff = self._active.get, self._unschedulable.get, self._backoff.get
+
+        def keys(node_name: str) -> list[tuple[Pod, bool]]:
+            refs = nominated.get(node_name)
+            if not refs:
+                return []
+            out: list[tuple[Pod, bool]] = []
+            for ref in refs:
+                key = ref.key
+                p = active(key) or unschedulable(key) or backoff(key)
+                pi = PodInfo(ref.to_pod()) if p is None else p.pod_info
+                out.append((pi.pod, pi.pod_level))
+            return out
+
+        return keys
+
     def _nominated_pod_to_info(self, ref: PodRef) -> PodInfo:
         key = ref.key
         p = self._active.get(key) or self._unschedulable.get(key) or self._backoff.get(key)

@@ -4,6 +4,7 @@ node where that hurts least and nominate the pod there (kube-scheduler v1.35).""
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import itertools
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -57,6 +58,13 @@ def pod_start_time(pod: Pod) -> int:
     st = pod.status.start_time
     if st is None:
         return _NOW_BASE + next(_now_ticks)
+    return _micros(st)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _micros(st: _dt.datetime) -> int:
+    """Microseconds since the epoch (naive times are UTC); remembered, as victims' start
+    times are compared again and again."""
     if st.tzinfo is None:
         st = st.replace(tzinfo=_dt.timezone.utc)
     return (st - _EPOCH) // _dt.timedelta(microseconds=1)

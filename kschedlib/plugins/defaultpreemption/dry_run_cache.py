@@ -93,7 +93,8 @@ class DryRunCache:
             if len(tables) >= self.max_tables:
                 del tables[next(iter(tables))]
         tables[key] = table  # most recently used last
-        keys = getattr(nominator, "nominated_pod_keys", None)
+        reader = getattr(nominator, "nominated_pod_keys_reader", None)
+        keys = reader() if reader is not None else getattr(nominator, "nominated_pod_keys", None)
         if keys is None:
             copies = nominator.nominated_pods_for_node
 
@@ -128,12 +129,8 @@ class DryRunMemo:
         e = self._table.get(node_info.name)
         if e is None or e[0] != node_info.generation:
             return None
-        stored = e[1]
-        if len(stored) != len(nominated):
+        if e[1] != nominated:  # identical pod objects compare equal at once
             return None
-        for (p1, l1), (p2, l2) in zip(stored, nominated, strict=True):
-            if p1 is not p2 or l1 != l2:
-                return None
         victims, num_violations, status = e[2]
         return list(victims), num_violations, status
 
