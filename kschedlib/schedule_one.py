@@ -152,7 +152,7 @@ def _filter_with_table(
     nominated_table = None
     if nominated_names and not rest:
         nominated_table = fwk.nominated_filter_table(state, pod, filters)
-        nominated_key = fwk.nominated_filter_keyer(pod)
+        nominated_key = fwk.nominated_filter_keyer(state, pod)
     run = fwk.run_filter_plugins
     run_nominated = fwk.run_filter_plugins_with_nominated_pods
     feasible: list[NodeInfo] = []

@@ -340,6 +340,11 @@ class Scheduler:
     def nominated_pod_keys_reader(self) -> Callable[[str], list[tuple[Pod, bool]]]:
         return self.queue.nominated_pod_keys_reader()
 
+    def nominated_filter_keys(
+        self, min_priority: int, exclude_uid: str
+    ) -> Callable[[str], tuple[tuple[Pod, bool], ...]]:
+        return self.queue.nominated_filter_keys(min_priority, exclude_uid)
+
     def nominated_node_names(self) -> Collection[str]:
         """The nodes some pod is nominated to (a live view)."""
         return self.queue.nominator.nominated_pods.keys()

@@ -502,21 +502,35 @@ class Framework:
             return None
         return cache.generation_table(("nominated", tuple(frags)), self._live_generations)
 
-    def nominated_filter_keyer(self, pod: Pod) -> Callable[[str], tuple[tuple[Pod, bool], ...]]:
+    def nominated_filter_keyer(
+        self, state: CycleState, pod: Pod
+    ) -> Callable[[str], tuple[tuple[Pod, bool], ...]]:
         """node name -> the pods the two-pass check adds there for ``pod``: those nominated
         with at least its priority (itself excluded), with whether pod-level resources count
-        for them."""
+        for them. One per cycle, kept in ``state`` so that preemption's dry run in the same
+        cycle reuses its answers."""
+        keyer: Callable[[str], tuple[tuple[Pod, bool], ...]] | None = state.get(
+            NOMINATED_KEYS_STATE
+        )
+        if keyer is not None:
+            return keyer
         prio = pod_priority(pod)
         uid = pod.uid
-        keys = self.nominated_pod_keys_reader()
+        fast = getattr(self.nominator, "nominated_filter_keys", None)
+        if fast is not None:
+            keyer = fast(prio, uid)
+        else:
+            keys = self.nominated_pod_keys_reader()
 
-        def key(node_name: str) -> tuple[tuple[Pod, bool], ...]:
-            return tuple(
-                (p, level) for p, level in keys(node_name)
-                if p.uid != uid and (p.spec.priority or 0) >= prio
-            )
+            def keyer(node_name: str) -> tuple[tuple[Pod, bool], ...]:
+                return tuple(
+                    (p, level) for p, level in keys(node_name)
+                    if p.uid != uid and (p.spec.priority or 0) >= prio
+                )
 
-        return key
+        assert keyer is not None
+        state.write(NOMINATED_KEYS_STATE, keyer)
+        return keyer
 
     def nominated_pod_keys_reader(self) -> Callable[[str], list[tuple[Pod, bool]]]:
         """nominated_pod_keys bound for one cycle's lookups (the nominator's fast reader
@@ -1130,6 +1144,9 @@ class Framework:
             with contextlib.suppress(Exception):
                 pl.post_bind(state, pod, node_name)
 
+
+NOMINATED_KEYS_STATE = "kschedlib/nominated-pod-keys"
+"""CycleState key of the cycle's nominated-pod key function (see nominated_filter_keyer)."""
 
 _NAME = attrgetter("name")
 _GEN = attrgetter("generation")

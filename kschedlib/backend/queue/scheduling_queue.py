@@ -709,6 +709,39 @@ class PriorityQueue:
 
         return keys
 
+    def nominated_filter_keys(
+        self, min_priority: int, exclude_uid: str
+    ) -> Callable[[str], tuple[tuple[Pod, bool], ...]]:
+        """node name -> (pod, pod_level) of the pods nominated there with at least
+        ``min_priority``, ``exclude_uid`` left out: what the two-pass filter adds. Bound to
+        the queue as it is now and remembered per node, for one scheduling cycle's lookups
+        (the queue does not change during a cycle)."""
+        nominated = self._nominator.nominated_pods
+        active = self._active.heap.get_by_key
+        unschedulable = self._unschedulable.get
+        backoff = self._backoff.pod_backoff_q.get_by_key
+        error_backoff = self._backoff.pod_error_backoff_q.get_by_key
+        memo: dict[str, tuple[tuple[Pod, bool], ...]] = {}
+
+        def keys(node_name: str) -> tuple[tuple[Pod, bool], ...]:
+            found = memo.get(node_name)
+            if found is not None:
+                return found
+            out: list[tuple[Pod, bool]] = []
+            for ref in nominated.get(node_name, ()):
+                if ref.uid == exclude_uid:
+                    continue
+                key = ref.key
+                p = active(key) or unschedulable(key) or backoff(key) or error_backoff(key)
+                pi = PodInfo(ref.to_pod()) if p is None else p.pod_info
+                pod = pi.pod
+                if (pod.spec.priority or 0) >= min_priority:
+                    out.append((pod, pi.pod_level))
+            found = memo[node_name] = tuple(out)
+            return found
+
+        return keys
+
     def _nominated_pod_to_info(self, ref: PodRef) -> PodInfo:
         key = ref.key
         p = self._active.get(key) or self._unschedulable.get(key) or self._backoff.get(key)

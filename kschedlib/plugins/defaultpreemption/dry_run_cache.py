@@ -93,13 +93,13 @@ class DryRunCache:
             if len(tables) >= self.max_tables:
                 del tables[next(iter(tables))]
         tables[key] = table  # most recently used last
-        reader = getattr(nominator, "nominated_pod_keys_reader", None)
-        keys = reader() if reader is not None else getattr(nominator, "nominated_pod_keys", None)
-        if keys is None:
-            copies = nominator.nominated_pods_for_node
+        keyer = getattr(handle, "nominated_filter_keyer", None)
+        if keyer is not None:
+            return DryRunMemo(table, prio, pod.uid, None, keyer(state, pod))
+        copies = nominator.nominated_pods_for_node
 
-            def keys(node_name: str) -> list[tuple[Pod, bool]]:
-                return [(pi.pod, pi.pod_level) for pi in copies(node_name)]
+        def keys(node_name: str) -> list[tuple[Pod, bool]]:
+            return [(pi.pod, pi.pod_level) for pi in copies(node_name)]
 
         return DryRunMemo(table, prio, pod.uid, keys)
 
@@ -107,17 +107,23 @@ class DryRunCache:
 class DryRunMemo:
     """Stored dry-run outcomes for one preemption attempt's preemptor."""
 
-    __slots__ = ("_table", "_prio", "_uid", "_nominated_for")
+    __slots__ = ("_table", "_prio", "_uid", "_nominated_for", "_keyer")
 
-    def __init__(self, table: dict[str, _Entry], prio: int, uid: str, nominated_for: Any) -> None:
+    def __init__(
+        self, table: dict[str, _Entry], prio: int, uid: str, nominated_for: Any,
+        keyer: Any = None,
+    ) -> None:
         self._table = table
         self._prio = prio
         self._uid = uid
         self._nominated_for = nominated_for
+        self._keyer = keyer
 
     def nominated_key(self, node_name: str) -> tuple[Any, ...]:
         """The pods nominated to the node that the filter counts as running (identity and
         whether pod-level requests count), the objects kept alive by the stored key."""
+        if self._keyer is not None:
+            return self._keyer(node_name)  # type: ignore[no-any-return]
         prio, uid = self._prio, self._uid
         out: list[Any] = []
         for p, level in self._nominated_for(node_name):
