@@ -4,6 +4,7 @@ dry-running victim selection, let extenders veto, pick one node, evict its victi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from itertools import count
 from typing import Any, Protocol
 
 import attrs
@@ -154,8 +155,9 @@ class Evaluator:
         if not potential:
             return [], NodeToStatus(), None
         # kube-scheduler ranges over a map here (random order): keep the snapshot's order.
-        order = {ni.name: i for i, ni in enumerate(all_nodes)}
-        potential = sorted(potential, key=lambda ni: order.get(ni.name, len(order)))
+        order = dict(zip([ni.name for ni in all_nodes], count()))
+        get, last = order.get, len(order)
+        potential = sorted(potential, key=lambda ni: get(ni.name, last))
         pdbs = self.pod_disruption_budgets()
         offset, num_candidates = self.interface.get_offset_and_num_candidates(len(potential))
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
