@@ -16,7 +16,7 @@ from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableE
 from kschedlib.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, Extender
 from kschedlib.framework.interface import MAX_NODE_SCORE
 from kschedlib.framework.runtime import Framework, NodePluginScores, PluginScore, ScoreBreakdown
-from kschedlib.framework.status import Code, Status
+from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.framework.types import NodeInfo
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -149,6 +149,7 @@ def _filter_with_table(
     when all filters are node-local that verdict is reused too, while both the NodeInfo and
     the nominated pods counted (by identity) are unchanged."""
     head, rest = filters[:k], filters[k:]
+    single_name, single = rest[0] if len(rest) == 1 else ("", None)
     nominated_table = None
     if nominated_names and not rest:
         nominated_table = fwk.nominated_filter_table(state, pod, filters)
@@ -181,7 +182,20 @@ def _filter_with_table(
                 if st is None or st.is_rejected():  # errors are never stored
                     table[ni.generation] = st
             if st is None and rest:
-                st = run(state, pod, ni, rest)
+                if single is None:
+                    st = run(state, pod, ni, rest)
+                else:  # run_filter_plugins for one filter, inlined (the hot case)
+                    try:
+                        st = single(state, pod, ni)
+                    except Exception as exc:
+                        st = from_exception(exc, single_name)
+                    if st is not None and st.code != success:
+                        if not st.is_rejected():
+                            st = Status.error(
+                                f'running "{single_name}" filter plugin: {st.message()}',
+                                single_name,
+                            )
+                        st = st.with_plugin(single_name)
         if st is None or st.code == success:
             if not left:
                 break
@@ -368,9 +382,14 @@ class SchedulingAlgorithm:
             feasible, failed = _filter_with_table(
                 fwk, state, pod, order, to_find, filters, k, table, nominated_names
             )
+        put = statuses.set
+        add_status = diagnosis.add_plugin_status
+        last: Status | None = None
         for name, st in failed:
-            statuses.set(name, st)
-            diagnosis.add_plugin_status(st)
+            put(name, st)
+            if st is not last:  # stored verdicts repeat one Status object: note it once
+                add_status(st)
+                last = st
         return feasible
 
     def find_nodes_that_pass_extenders(

@@ -19,6 +19,9 @@ class Code(enum.IntEnum):
     Pending = 6
 
 
+_REJECTED = frozenset((Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Pending))
+
+
 @attrs.define(slots=True, frozen=True)
 class Status:
     """A non-success plugin result: code, human-readable reasons and the plugin that said it.
@@ -56,7 +59,7 @@ class Status:
 
     def is_rejected(self) -> bool:
         """Unschedulable, UnschedulableAndUnresolvable or Pending."""
-        return self.code in (Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Pending)
+        return self.code in _REJECTED
 
     def with_plugin(self, plugin: str) -> Status:
         return self if self.plugin == plugin else attrs.evolve(self, plugin=plugin)
