@@ -77,7 +77,9 @@ class Scenario:
         return head if sep and tail.isdigit() else self.name
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
+    def from_dict(cls, data: Mapping[str, Any], *, consume: bool = False) -> Scenario:
+        """Decode a scenario; with ``consume`` the object lists of ``data`` are emptied as
+        they are decoded, so the raw JSON is freed while the objects are built."""
         if not isinstance(data, Mapping):
             raise InvalidObjectError("scenario", "", "expected an object")
         name = data.get("name", "")
@@ -91,7 +93,13 @@ class Scenario:
             raw = data.get(key) or []
             if not isinstance(raw, list):
                 raise InvalidObjectError(f"scenario {name}", key, "expected a list")
-            objs = [decode(o) for o in raw]
+            if consume:
+                raw.reverse()
+                objs = []
+                while raw:
+                    objs.append(decode(raw.pop()))
+            else:
+                objs = [decode(o) for o in raw]
             if key == "pods":
                 objs = [p for p in objs if not is_terminal(p)]
             attr = {
@@ -113,7 +121,7 @@ class Scenario:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
         with open(path, encoding="utf-8") as fh:
-            return cls.from_dict(json.load(fh))
+            return cls.from_dict(json.load(fh), consume=True)
 
     def other_objects(self) -> list[Any]:
         """Every object besides nodes and pods, for the scheduler's object store."""

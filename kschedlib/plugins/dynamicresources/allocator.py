@@ -38,7 +38,11 @@ from kschedlib.api.selectors import (
     NodeSelectorRequirement,
     NodeSelectorTerm,
 )
-from kschedlib.plugins.dynamicresources.cel import CELCompileError, CELError, SelectorCache
+from kschedlib.plugins.dynamicresources.selector_cache import (
+    CELCompileError,
+    CELError,
+    SelectorCache,
+)
 
 DeviceID = tuple[str, str, str]
 """(driver, pool, device)."""

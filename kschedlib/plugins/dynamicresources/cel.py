@@ -34,13 +34,17 @@ CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024
 CEL_SELECTOR_EXPRESSION_MAX_COST = 1_000_000
 
 
-class CELError(Exception):
-    """A runtime error, with cel-go's message."""
-
-
-class CELCompileError(CELError):
-    """An expression that does not compile (or is too long)."""
-
+# The errors and the memo live in selector_cache (importable without cel-python); they are
+# re-exported here.
+from kschedlib.plugins.dynamicresources.selector_cache import (  # noqa: E402
+    CELCompileError as CELCompileError,
+)
+from kschedlib.plugins.dynamicresources.selector_cache import (  # noqa: E402
+    CELError as CELError,
+)
+from kschedlib.plugins.dynamicresources.selector_cache import (  # noqa: E402
+    SelectorCache as SelectorCache,
+)
 
 # ------------------------------------------------------------------ value types
 
@@ -690,41 +694,3 @@ def compile_expression(expression: str) -> CompiledExpression:
             _COMPILED.clear()
         _COMPILED[expression] = c
     return c
-
-
-class SelectorCache:
-    """Memoized (expression, device) results; devices are immutable objects, so a new
-    slice generation brings new keys. Runtime errors are memoized as well."""
-
-    __slots__ = ("_activations", "_results")
-
-    MAX_ENTRIES = 200_000
-
-    def __init__(self) -> None:
-        self._results: dict[tuple[str, int], tuple[Device, bool | str]] = {}
-        self._activations: dict[int, tuple[Device, dict[str, Any]]] = {}
-
-    def matches(self, expression: str, driver: str, device: Device) -> bool:
-        key = (expression, id(device))
-        hit = self._results.get(key)
-        if hit is not None and hit[0] is device:
-            r = hit[1]
-        else:
-            compiled = compile_expression(expression)
-            if compiled.error is not None:
-                raise CELCompileError(compiled.error)
-            act = self._activations.get(id(device))
-            if act is None or act[0] is not device:
-                act = (device, device_activation(driver, device))
-                self._activations[id(device)] = act
-            try:
-                r = compiled.device_matches(act[1])
-            except CELError as exc:
-                r = str(exc)
-            if len(self._results) > self.MAX_ENTRIES:
-                self._results.clear()
-                self._activations.clear()
-            self._results[key] = (device, r)
-        if isinstance(r, str):
-            raise CELError(r)
-        return r

@@ -55,7 +55,7 @@ from kschedlib.plugins.dynamicresources.allocator import (
     SliceIndex,
     allocated_devices,
 )
-from kschedlib.plugins.dynamicresources.cel import SelectorCache
+from kschedlib.plugins.dynamicresources.selector_cache import SelectorCache
 from kschedlib.plugins.helper import default_normalize_score, default_normalize_values
 
 NAME = "DynamicResources"
