@@ -43,8 +43,14 @@ class NodeToStatus:
         if self.absent_nodes_status.code == code:
             return [n for n in lister.list() if self.get(n.name).code == code]
         out = []
+        node_map = getattr(lister, "node_info_map", None)
         for name, st in self._statuses.items():
             if st.code == code:
+                if node_map is not None:  # a Snapshot: its get() without the call
+                    ni = node_map.get(name)
+                    if ni is not None and ni.node is not None:
+                        out.append(ni)
+                    continue
                 try:
                     out.append(lister.get(name))
                 except KeyError:
@@ -88,9 +94,20 @@ class FitError(KSchedError):
             msg += f" {d.pre_filter_msg}."
         else:
             histogram: dict[str, int] = {}
+            # Stored verdicts make runs of nodes share one Status object: count runs.
+            run: Status | None = None
+            n = 0
             for _, st in d.node_to_status.items():
-                for r in st.reasons:
-                    histogram[r] = histogram.get(r, 0) + 1
+                if st is run:
+                    n += 1
+                    continue
+                if run is not None:
+                    for r in run.reasons:
+                        histogram[r] = histogram.get(r, 0) + n
+                run, n = st, 1
+            if run is not None:
+                for r in run.reasons:
+                    histogram[r] = histogram.get(r, 0) + n
             absent = self.num_all_nodes - len(d.node_to_status)
             if absent > 0:
                 for r in d.node_to_status.absent_nodes_status.reasons:

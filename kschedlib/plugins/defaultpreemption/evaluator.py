@@ -307,7 +307,8 @@ class Evaluator:
             return -pod_priority(nodes_to_victims[node].pods[0])
 
         def min_sum_priorities(node: str) -> int:
-            return -sum(pod_priority(p) + _PRIORITY_OFFSET for p in nodes_to_victims[node].pods)
+            pods = nodes_to_victims[node].pods
+            return -(sum([p.spec.priority or 0 for p in pods]) + _PRIORITY_OFFSET * len(pods))
 
         def min_num_pods(node: str) -> int:
             return -len(nodes_to_victims[node].pods)
