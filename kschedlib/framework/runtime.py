@@ -792,19 +792,7 @@ class Framework:
     ) -> list[int] | None:
         """A node-local plugin's raw scores, or None when it fails or gives a value the
         general path would reject."""
-        batch = getattr(pl, "score_nodes", None)
-        try:
-            if batch is not None:
-                vals, st = batch(state, pod, nodes)
-            else:
-                vals, st = [], None
-                for ni in nodes:
-                    score, st = pl.score(state, pod, ni)
-                    if st is not None and st.code != Code.Success:
-                        break
-                    vals.append(score)
-        except Exception:
-            return None
+        vals, st = _plugin_raw_scores(pl, state, pod, nodes)
         if st is not None and st.code != Code.Success:
             return None
         if len(vals) != len(nodes):
@@ -923,19 +911,7 @@ class Framework:
             miss_nodes = [nodes[i] for i in missing]
             columns: list[list[int]] = []
             for pl in cached:
-                batch = getattr(pl, "score_nodes", None)
-                try:
-                    if batch is not None:
-                        vals, st = batch(state, pod, miss_nodes)
-                    else:
-                        vals, st = [], None
-                        for ni in miss_nodes:
-                            score, st = pl.score(state, pod, ni)
-                            if st is not None and st.code != Code.Success:
-                                break
-                            vals.append(score)
-                except Exception as exc:  # a raising plugin: its error status
-                    st = from_exception(exc, pl.name)
+                vals, st = _plugin_raw_scores(pl, state, pod, miss_nodes)
                 if st is not None and st.code != Code.Success:
                     return {}, Status.error(
                         f'running Score plugins: plugin "{pl.name}" failed with: '
@@ -1143,6 +1119,27 @@ class Framework:
         for pl in self.post_bind_plugins:
             with contextlib.suppress(Exception):
                 pl.post_bind(state, pod, node_name)
+
+
+def _plugin_raw_scores(
+    pl: Any, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+) -> tuple[list[int], Status | None]:
+    """One plugin's raw scores on ``nodes`` (its batch ``score_nodes`` when it has one), or
+    the failing status (a raising plugin counts as its error status)."""
+    batch = getattr(pl, "score_nodes", None)
+    try:
+        if batch is not None:
+            vals, st = batch(state, pod, nodes)
+            return vals, st
+        vals = []
+        for ni in nodes:
+            score, st = pl.score(state, pod, ni)
+            if st is not None and st.code != Code.Success:
+                return vals, st
+            vals.append(score)
+        return vals, None
+    except Exception as exc:
+        return [], from_exception(exc, pl.name)
 
 
 NOMINATED_KEYS_STATE = "kschedlib/nominated-pod-keys"
