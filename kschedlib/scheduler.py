@@ -334,12 +334,6 @@ class Scheduler:
     def has_nominated_pods(self) -> bool:
         return bool(self.queue.nominator.nominated_pod_to_node)
 
-    def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
-        return self.queue.nominated_pod_keys(node_name)
-
-    def nominated_pod_keys_reader(self) -> Callable[[str], list[tuple[Pod, bool]]]:
-        return self.queue.nominated_pod_keys_reader()
-
     def nominated_filter_keys(
         self, min_priority: int, exclude_uid: str
     ) -> Callable[[str], tuple[tuple[Pod, bool], ...]]:

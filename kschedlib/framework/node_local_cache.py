@@ -30,12 +30,12 @@ class NodeLocalCache:
         self.max_tables = max_tables
         self.max_entries = max_entries
 
-    def table(self, key: Hashable, factory: Callable[[], Any] = dict) -> Any:
-        """The table stored under ``key`` (made by ``factory`` when there is none)."""
+    def table(self, key: Hashable) -> Any:
+        """The table stored under ``key`` (a new dict when there is none)."""
         tables = self._tables
         t = tables.pop(key, None)
         if t is None:
-            t = factory()
+            t = {}
             if len(tables) >= self.max_tables:
                 del tables[next(iter(tables))]
         tables[key] = t  # most recently used last

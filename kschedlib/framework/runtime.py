@@ -93,9 +93,6 @@ class Nominator:
     def nominated_node_names(self) -> Collection[str]:
         return ()
 
-    def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
-        return []
-
 
 def _implements(plugin: Any, point: str) -> bool:
     return callable(getattr(plugin, POINT_METHODS[point], None))
@@ -492,15 +489,22 @@ class Framework:
         cache = self.node_local_cache
         if cache is None or not filters:
             return None
-        skip = state.skip_filter_plugins
-        for pl in self.pre_filter_plugins:
-            if pl.name not in skip and pl.pre_filter_extensions() is not None:
-                return None
+        if self.runs_pre_filter_extensions(state):
+            return None
         plugins = self.plugins
         frags = node_local_fragments([plugins[name] for name, _ in filters], pod)
         if len(frags) != len(filters):
             return None
         return cache.generation_table(("nominated", tuple(frags)), self._live_generations)
+
+    def runs_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether a PreFilter plugin running this cycle has AddPod/RemovePod extensions (whose
+        state changes a stored verdict could not see)."""
+        skip = state.skip_filter_plugins
+        return any(
+            pl.name not in skip and pl.pre_filter_extensions() is not None
+            for pl in self.pre_filter_plugins
+        )
 
     def nominated_filter_keyer(
         self, state: CycleState, pod: Pod
@@ -519,34 +523,18 @@ class Framework:
         fast = getattr(self.nominator, "nominated_filter_keys", None)
         if fast is not None:
             keyer = fast(prio, uid)
-        else:
-            keys = self.nominated_pod_keys_reader()
+        else:  # any nominator: its PodInfo copies
+            copies = self.nominator.nominated_pods_for_node
 
             def keyer(node_name: str) -> tuple[tuple[Pod, bool], ...]:
                 return tuple(
-                    (p, level) for p, level in keys(node_name)
-                    if p.uid != uid and (p.spec.priority or 0) >= prio
+                    (pi.pod, pi.pod_level) for pi in copies(node_name)
+                    if pi.pod.uid != uid and (pi.pod.spec.priority or 0) >= prio
                 )
 
         assert keyer is not None
         state.write(NOMINATED_KEYS_STATE, keyer)
         return keyer
-
-    def nominated_pod_keys_reader(self) -> Callable[[str], list[tuple[Pod, bool]]]:
-        """nominated_pod_keys bound for one cycle's lookups (the nominator's fast reader
-        when it has one)."""
-        reader = getattr(self.nominator, "nominated_pod_keys_reader", None)
-        if reader is not None:
-            return reader()  # type: ignore[no-any-return]
-        return self.nominated_pod_keys
-
-    def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
-        """(pod, pod_level) of the pods nominated to ``node_name`` in nomination order,
-        without the copies nominated_pods_for_node makes."""
-        keys = getattr(self.nominator, "nominated_pod_keys", None)
-        if keys is not None:
-            return keys(node_name)  # type: ignore[no-any-return]
-        return [(pi.pod, pi.pod_level) for pi in self.nominator.nominated_pods_for_node(node_name)]
 
     def _live_generations(self) -> set[int]:
         return {ni.generation for ni in self.snapshot_shared_lister().node_infos().list()}
@@ -797,9 +785,7 @@ class Framework:
             return None
         if len(vals) != len(nodes):
             return None
-        if pl.score_extensions() is None and vals and (
-            min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE
-        ):
+        if pl.score_extensions() is None and _out_of_range(pl.name, vals) is not None:
             return None
         return list(vals)
 
@@ -817,18 +803,11 @@ class Framework:
             c = out[0]
             if MIN_NODE_SCORE <= c <= MAX_NODE_SCORE:
                 return c * w, None
-        if out and (min(out) < MIN_NODE_SCORE or max(out) > MAX_NODE_SCORE):
-            bad = next(v for v in out if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
-            return 0, Status.error(
-                f'applying score defaultWeights on Score plugins: plugin "{name}" '
-                f"returns an invalid score {bad}, it should in the range of "
-                f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-            )
+        bad = _out_of_range(name, out)
+        if bad is not None:
+            return 0, bad
         if len(out) != n:
-            return 0, Status.error(
-                f'running Score plugins: plugin "{name}" returned {len(out)} scores '
-                f"for {n} nodes"
-            )
+            return 0, _wrong_count(name, len(out), n)
         if w == 1:
             totals[:] = map(add, totals, out)
         else:
@@ -861,20 +840,13 @@ class Framework:
             if isinstance(out, Status):
                 return [], [], [], out
             vals = out
-            if vals and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE):
-                bad = next(v for v in vals if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
-                return [], [], [], Status.error(
-                    f'applying score defaultWeights on Score plugins: plugin "{name}" '
-                    f"returns an invalid score {bad}, it should in the range of "
-                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                )
+            bad = _out_of_range(name, vals)
+            if bad is not None:
+                return [], [], [], bad
             w = self.score_weights[name]
             weighted = vals if w == 1 else [v * w for v in vals]
             if len(weighted) != n:
-                return [], [], [], Status.error(
-                    f'running Score plugins: plugin "{name}" returned {len(weighted)} scores '
-                    f"for {n} nodes"
-                )
+                return [], [], [], _wrong_count(name, len(weighted), n)
             totals = list(map(add, totals, weighted))
             weighted_by_plugin.append(weighted)
         if breakdown is not None:
@@ -1119,6 +1091,24 @@ class Framework:
         for pl in self.post_bind_plugins:
             with contextlib.suppress(Exception):
                 pl.post_bind(state, pod, node_name)
+
+
+def _out_of_range(name: str, vals: Sequence[int]) -> Status | None:
+    """The error _score gives when a plugin's (normalized) scores leave [0, 100]."""
+    if vals and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE):
+        bad = next(v for v in vals if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
+        return Status.error(
+            f'applying score defaultWeights on Score plugins: plugin "{name}" '
+            f"returns an invalid score {bad}, it should in the range of "
+            f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+        )
+    return None
+
+
+def _wrong_count(name: str, got: int, want: int) -> Status:
+    return Status.error(
+        f'running Score plugins: plugin "{name}" returned {got} scores for {want} nodes'
+    )
 
 
 def _plugin_raw_scores(

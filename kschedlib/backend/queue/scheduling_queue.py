@@ -680,35 +680,6 @@ class PriorityQueue:
             for ref in self._nominator.nominated_pods_for_node(node_name)
         ]
 
-    def nominated_pod_keys(self, node_name: str) -> list[tuple[Pod, bool]]:
-        """(pod, pod_level) of the pods nominated to ``node_name``, in nomination order: what
-        nominated_pods_for_node's copies hold, without copying (for lookups)."""
-        out: list[tuple[Pod, bool]] = []
-        for ref in self._nominator.nominated_pods.get(node_name, ()):
-            pi = self._nominated_pod_to_info(ref)
-            out.append((pi.pod, pi.pod_level))
-        return out
-
-    def nominated_pod_keys_reader(self) -> Callable[[str], list[tuple[Pod, bool]]]:
-        """nominated_pod_keys bound to the queue as it is now: for the many lookups of one
-        scheduling cycle, during which the queue does not change."""
-        nominated = self._nominator.nominated_pods
-        active, unschedulable, backoff = self._active.get, self._unschedulable.get, self._backoff.get
-
-        def keys(node_name: str) -> list[tuple[Pod, bool]]:
-            refs = nominated.get(node_name)
-            if not refs:
-                return []
-            out: list[tuple[Pod, bool]] = []
-            for ref in refs:
-                key = ref.key
-                p = active(key) or unschedulable(key) or backoff(key)
-                pi = PodInfo(ref.to_pod()) if p is None else p.pod_info
-                out.append((pi.pod, pi.pod_level))
-            return out
-
-        return keys
-
     def nominated_filter_keys(
         self, min_priority: int, exclude_uid: str
     ) -> Callable[[str], tuple[tuple[Pod, bool], ...]]:

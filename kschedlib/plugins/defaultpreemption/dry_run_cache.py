@@ -69,9 +69,8 @@ class DryRunCache:
         """The memo of one preemption attempt, or None when its dry runs cannot be reused."""
         skip = state.skip_filter_plugins
         try:
-            for pl in handle.pre_filter_plugins:
-                if pl.name not in skip and pl.pre_filter_extensions() is not None:
-                    return None
+            if handle.runs_pre_filter_extensions(state):
+                return None
             running = [pl for pl in handle.filter_plugins if pl.name not in skip]
             frags = node_local_fragments(running, pod)
             nominator = handle.nominator
