@@ -22,13 +22,13 @@ kube-scheduler (which recomputes), and gives bit-for-bit what recomputation give
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from kschedlib.api.pod import Pod, pod_priority
 from kschedlib.api.workloads import PodDisruptionBudget
 from kschedlib.framework.cycle_state import CycleState
-from kschedlib.framework.node_local_cache import node_local_fragments
+from kschedlib.framework.node_local_cache import NodeLocalCache, node_local_fragments
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import NodeInfo
 
@@ -45,12 +45,12 @@ class DryRunCache:
     """Outcome tables per preemptor key (least recently used dropped beyond ``max_tables``),
     valid for one set of PDB objects."""
 
-    __slots__ = ("_tables", "_pdbs", "max_tables")
+    __slots__ = ("_tables", "_pdbs")
 
     def __init__(self, max_tables: int = DEFAULT_MAX_TABLES) -> None:
-        self._tables: dict[Hashable, dict[str, _Entry]] = {}
+        self._tables = NodeLocalCache(max_tables)
         self._pdbs: tuple[PodDisruptionBudget, ...] = ()
-        self.max_tables = max_tables
+
 
     def clear(self) -> None:
         self._tables.clear()
@@ -85,13 +85,7 @@ class DryRunCache:
             self._pdbs = tuple(pdbs)
         prio = pod_priority(pod)
         key = (prio, tuple(frags))
-        tables = self._tables
-        table = tables.pop(key, None)
-        if table is None:
-            table = {}
-            if len(tables) >= self.max_tables:
-                del tables[next(iter(tables))]
-        tables[key] = table  # most recently used last
+        table: dict[str, _Entry] = self._tables.table(key)
         keyer = getattr(handle, "nominated_filter_keyer", None)
         if keyer is not None:
             return DryRunMemo(table, prio, pod.uid, None, keyer(state, pod))
