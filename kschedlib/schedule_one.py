@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from kschedlib.api.pod import Pod
+from kschedlib.framework.batch import OpportunisticBatch
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, Extender
@@ -235,15 +236,19 @@ class SchedulingAlgorithm:
         snapshot: Any,
         *,
         explain: bool = False,
+        batch: OpportunisticBatch | None = None,
     ) -> ScheduleResult:
-        """Raises NoNodesAvailableError, FitError (with the diagnosis) or SchedulingError."""
+        """Raises NoNodesAvailableError, FitError (with the diagnosis) or SchedulingError.
+        ``batch``: the profile's opportunistic batch (hints asked and results stored)."""
         all_nodes: Sequence[NodeInfo] = snapshot.node_infos().list()
         if not all_nodes:
             raise NoNodesAvailableError()
-        feasible, diagnosis, fast = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
+        feasible, diagnosis, fast = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot, batch)
         if not feasible:
             raise FitError(pod, len(all_nodes), diagnosis)
         if len(feasible) == 1:
+            if batch is not None:
+                batch.store(feasible[0].name)
             return ScheduleResult(
                 feasible[0].name, 1 + len(diagnosis.node_to_status), 1, diagnosis, feasible,
                 nominated_fast_path=fast,
@@ -252,9 +257,10 @@ class SchedulingAlgorithm:
         try:
             if breakdown is None and not self.extenders and fwk.has_score_plugins():
                 # The common path: totals only, no per-node result objects.
-                host = self._select_host_from_totals(
-                    feasible, self._prioritize_totals(fwk, state, pod, feasible)
-                )
+                totals = self._prioritize_totals(fwk, state, pod, feasible)
+                host = self._select_host_from_totals(feasible, totals)
+                if batch is not None:
+                    batch.store(host, [ni.name for ni in feasible], totals)
                 return ScheduleResult(
                     host,
                     len(feasible) + len(diagnosis.node_to_status),
@@ -273,6 +279,8 @@ class SchedulingAlgorithm:
             )
             raise
         host = self.select_host(scores)
+        if batch is not None:
+            batch.store(host, [s.name for s in scores], [s.total_score for s in scores])
         return ScheduleResult(
             host,
             len(feasible) + len(diagnosis.node_to_status),
@@ -285,7 +293,8 @@ class SchedulingAlgorithm:
         )
 
     def find_nodes_that_fit_pod(
-        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Any
+        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Any,
+        batch: OpportunisticBatch | None = None,
     ) -> tuple[list[NodeInfo], Diagnosis, bool]:
         diagnosis = Diagnosis()
         all_nodes: Sequence[NodeInfo] = snapshot.node_infos().list()
@@ -299,10 +308,12 @@ class SchedulingAlgorithm:
             diagnosis.add_plugin_status(st)
             return [], diagnosis, False
 
-        if pod.status.nominated_node_name:
-            feasible = self._evaluate_nominated_node(fwk, state, pod, snapshot, diagnosis)
+        # A batch hint is filtered alone, as a nominated node is (which takes precedence).
+        hint = batch.get_node_hint(fwk, state, pod, snapshot) if batch is not None else ""
+        if pod.status.nominated_node_name or hint:
+            feasible = self._evaluate_nominated_node(fwk, state, pod, snapshot, diagnosis, hint)
             if feasible:
-                return feasible, diagnosis, True
+                return feasible, diagnosis, bool(pod.status.nominated_node_name)
 
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_res is not None and not pre_res.all_nodes():
@@ -330,10 +341,11 @@ class SchedulingAlgorithm:
         return after, diagnosis, False
 
     def _evaluate_nominated_node(
-        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Any, diagnosis: Diagnosis
+        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Any, diagnosis: Diagnosis,
+        hint: str = "",
     ) -> list[NodeInfo]:
         try:
-            ni = snapshot.node_infos().get(pod.status.nominated_node_name)
+            ni = snapshot.node_infos().get(pod.status.nominated_node_name or hint)
         except KeyError:
             return []
         feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni], start=0)

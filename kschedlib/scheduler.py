@@ -38,6 +38,7 @@ from kschedlib.eventhandlers import (
     object_event,
 )
 from kschedlib.features import FeatureGates
+from kschedlib.framework.batch import Batching, OpportunisticBatch
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.events import ActionType
@@ -296,6 +297,12 @@ class Scheduler:
         )
         self.events: list[Event] = []
         self.metrics = SchedulerMetrics()
+        # OpportunisticBatching: one batch per profile (framework/batch.py).
+        self.batching: Batching | None = None
+        if gates.enabled("OpportunisticBatching"):
+            self.batching = Batching(self.frameworks, self.clock, seed=seed,
+                                     deterministic=deterministic, metrics=self.metrics.batch)
+        self._batch: OpportunisticBatch | None = None
         self.explanations: dict[str, Explanation] = {}
         self._pending: dict[str, Pod] = {}
         self._pending_keys: dict[str, str] = {}
@@ -700,12 +707,19 @@ class Scheduler:
         included) ends as an Error attempt with the pod requeued, never a lost pod."""
         start = time.perf_counter()
         self._in_cycle = None
+        batch = self._batch = (
+            None if self.batching is None else self.batching.for_profile(fwk.profile_name)
+        )
+        if batch is not None:
+            batch.begin(self.queue.scheduling_cycle())
         try:
-            return self._scheduling_cycle(fwk, qpi, start)
+            r = self._scheduling_cycle(fwk, qpi, start)
         except Exception as exc:
-            return self._internal_error(fwk, qpi, exc, start)
+            r = self._internal_error(fwk, qpi, exc, start)
         finally:
             self._in_cycle = None
+            self._batch = None
+        return r if batch is None else attrs.evolve(r, batch=batch.outcome)
 
     def _internal_error(
         self, fwk: Framework, qpi: QueuedPodInfo, exc: Exception, start: float
@@ -766,7 +780,7 @@ class Scheduler:
             return self._fail(fwk, qpi, err, None, None, start, str(exc))
         try:
             result = self.algorithm.schedule_pod(
-                fwk, state, pod, self.snapshot, explain=explain
+                fwk, state, pod, self.snapshot, explain=explain, batch=self._batch
             )
         except NoNodesAvailableError as exc:
             none = Status(Code.UnschedulableAndUnresolvable, (str(exc),))
@@ -1045,9 +1059,12 @@ class Scheduler:
                         plugins[p] = PluginScoreDetail(b.raw[p][i], b.normalized[p][i], b.weights[p])
                 ext = {s.name: s.score for s in nps.scores if s.name not in plugins}
                 scores[nps.name] = NodeScoreDetail(plugins, ext, nps.total_score)
+        batch = self._batch
         exp = Explanation(
             pod.key, fwk.profile_name, pre, rejected, feasible_names, scores, selected, fast,
             d.post_filter_msg,
+            batch.outcome if batch else None,
+            (batch.hint or None) if batch else None,
         )
         self.explanations[pod.key] = exp
         if self._explain_keys is not None and pod.key in self._explain_keys:

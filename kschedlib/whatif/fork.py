@@ -55,6 +55,8 @@ _HANDLED = frozenset(
         "feature_gates",
         "workload_manager",
         "_eviction",
+        "batching",
+        "_batch",
     }
 )
 _VALUES = (int, float, str, bytes, bool, type(None), tuple, frozenset)
@@ -124,6 +126,8 @@ def fork_scheduler(
     alg.next_start_node_index = old_alg.next_start_node_index
     new.events = list(sched.events)
     new.metrics = copy.deepcopy(sched.metrics)
+    if sched.batching is not None:
+        new.batching = sched.batching.fork(clk, new.metrics.batch)
     new.explanations = dict(sched.explanations)
     new._pending = dict(sched._pending)
     new._victims = list(sched._victims)
