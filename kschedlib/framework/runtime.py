@@ -56,6 +56,10 @@ POINT_METHODS: Mapping[str, str] = {
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 
+_OFTEN_UNSIGNABLE = frozenset({"PodTopologySpread", "InterPodAffinity", "DynamicResources"})
+"""Plugins whose SignPod declines many pods (asked first: the answer is then known sooner)."""
+
+
 @attrs.define(slots=True)
 class PluginScore:
     name: str
@@ -200,6 +204,7 @@ class Framework:
         self.enqueue_extensions = [
             p for p in self.plugins.values() if callable(getattr(p, "events_to_register", None))
         ]
+        self._signers: list[tuple[str, Any]] | None = None
 
     # --- construction -------------------------------------------------------------------
 
@@ -446,7 +451,24 @@ class Framework:
         PreScore and Score plugin returns, or None (unsignable) when one of them does not sign
         it (no ``sign_pod`` method, or it returned None). Pods with equal signatures get equal
         results from these plugins on equal nodes."""
+        signers = self._signers
+        if signers is None:
+            signers = self._signers = self._sign_order()
+        if not signers:
+            return None
         fragments: list[tuple[str, Any]] = [("Spec.SchedulerName", pod.spec.scheduler_name)]
+        for name, sign in signers:
+            fragment = sign(pod)
+            if fragment is None:
+                return None
+            fragments.append((name, fragment))
+        return tuple(fragments)
+
+    def _sign_order(self) -> list[tuple[str, Any]]:
+        """The (name, sign_pod) pairs SignPod asks, those that decline pods most often first
+        (the order of the fragments is fixed per profile, so equal pods still sign equal);
+        empty when a plugin cannot sign at all."""
+        out: list[tuple[str, Any]] = []
         seen: set[str] = set()
         for point in (self.pre_filter_plugins, self.filter_plugins, self.pre_score_plugins,
                       self.score_plugins):
@@ -457,12 +479,10 @@ class Framework:
                 seen.add(name)
                 sign = getattr(pl, "sign_pod", None)
                 if sign is None:
-                    return None
-                fragment = sign(pod)
-                if fragment is None:
-                    return None
-                fragments.append((name, fragment))
-        return tuple(fragments)
+                    return []
+                out.append((name, sign))
+        out.sort(key=lambda p: p[0] not in _OFTEN_UNSIGNABLE)
+        return out
 
     def node_local_filter_table(
         self, pod: Pod, filters: Sequence[tuple[str, Any]]
