@@ -48,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--feature-gates", metavar="GATES",
                     help="feature gates as kube-scheduler takes them, e.g. "
                     "OpportunisticBatching=false (placements without batching hints)")
+    ap.add_argument("--no-batching", action="store_true",
+                    help="the same as --feature-gates OpportunisticBatching=false")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument(
         "--workload",
@@ -58,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         "running pods with allocated claims and 2500 pods with template claims to schedule",
     )
     args = ap.parse_args(args_in)
+    if args.no_batching:
+        gates = [g for g in (args.feature_gates or "").split(",") if g.strip()]
+        args.feature_gates = ",".join([*gates, "OpportunisticBatching=false"])
     limit = args.limit or (QUICK_LIMIT if args.quick else None)
     if args.suite:
         from kschedlib.bench.suite import main as suite_main

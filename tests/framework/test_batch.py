@@ -268,3 +268,19 @@ def test_capacity_takes_the_hints_too() -> None:
     nodes = [go(t, big(f"r{i}")).node for i in range(6)]
     assert [n for _, n in report.replicas] == nodes
     assert t.metrics.batch.attempts_of(HINT_USED) == 5
+
+
+@pytest.mark.parametrize(("flags", "suffix", "shown"), [
+    ([], "placements-batching", "hint_used 11, no_hint 3"),
+    (["--no-batching"], "placements", "off"),
+    (["--feature-gates", OFF], "placements", "off"),
+])
+def test_bench_placements_flag(
+    flags: list[str], suffix: str, shown: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kschedlib.bench.__main__ import main
+
+    assert main([str(SMALL) + ".json", "--placements", f"{SMALL}.{suffix}.txt", *flags]) == 0
+    assert capsys.readouterr().out == (
+        f"placements identical: 14 pods compared, identical (batching: {shown})\n"
+    )
