@@ -260,7 +260,7 @@ class SchedulingAlgorithm:
                 totals = self._prioritize_totals(fwk, state, pod, feasible)
                 host = self._select_host_from_totals(feasible, totals)
                 if batch is not None:
-                    batch.store(host, [ni.name for ni in feasible], totals)
+                    batch.store(host, feasible, totals)
                 return ScheduleResult(
                     host,
                     len(feasible) + len(diagnosis.node_to_status),
@@ -280,7 +280,7 @@ class SchedulingAlgorithm:
             raise
         host = self.select_host(scores)
         if batch is not None:
-            batch.store(host, [s.name for s in scores], [s.total_score for s in scores])
+            batch.store(host, scores, [s.total_score for s in scores])
         return ScheduleResult(
             host,
             len(feasible) + len(diagnosis.node_to_status),

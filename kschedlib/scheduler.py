@@ -719,7 +719,11 @@ class Scheduler:
         finally:
             self._in_cycle = None
             self._batch = None
-        return r if batch is None else attrs.evolve(r, batch=batch.outcome)
+        if batch is not None:
+            # The result was built in this cycle and is not seen yet: set the field in place
+            # (what attrs' own __init__ does for frozen classes) rather than copy it.
+            object.__setattr__(r, "batch", batch.outcome)
+        return r
 
     def _internal_error(
         self, fwk: Framework, qpi: QueuedPodInfo, exc: Exception, start: float

@@ -203,10 +203,11 @@ class OpportunisticBatch:
         return True
 
     def store(
-        self, chosen: str, names: Sequence[str] | None = None, totals: Sequence[int] | None = None
+        self, chosen: str, nodes: Sequence[Any] | None = None, totals: Sequence[int] | None = None
     ) -> None:
-        """StoreScheduleResults, after a cycle found ``chosen``: ``names``/``totals`` are the
-        scored nodes (None when one node was feasible and nothing was scored)."""
+        """StoreScheduleResults, after a cycle found ``chosen``: ``nodes`` (objects with a
+        ``name``) and ``totals`` are the scored nodes (None when one node was feasible and
+        nothing was scored)."""
         t0 = time.perf_counter()
         self._last_cycle = self.cycle
         self._last_chosen = chosen
@@ -219,11 +220,11 @@ class OpportunisticBatch:
             if hint:
                 self._metrics.attempts[(self._profile, HINT_NOT_USED)] += 1
             sig = self.signature
-            rest = len(names) - 1 if names is not None else 0
+            rest = len(nodes) - 1 if nodes is not None else 0
             if sig is not None and rest > 0:
-                assert names is not None and totals is not None
+                assert nodes is not None and totals is not None
                 self._signature = sig
-                self._sorted = self._rank_rest(names, totals, chosen)
+                self._sorted = self._rank_rest([n.name for n in nodes], totals, chosen)
                 self._created = self.clock.now()
             else:
                 self._flush(FLUSH_POD_NOT_BATCHABLE if rest > 0 else FLUSH_EMPTY_LIST)
