@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Iterable, Sequence
 from itertools import chain, compress, islice, repeat
-from operator import eq
+from operator import attrgetter, eq
 from typing import Any
 
 import attrs
@@ -61,6 +61,7 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 _MISSING: Any = object()
+_GENERATION = attrgetter("generation")
 
 # kube-scheduler cancels the search only when it meets one more feasible node than it needs
 # (that one is dropped): nodes rejected after the last needed feasible node are still checked,
@@ -109,6 +110,13 @@ def _filter_node_local(
 ) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
     """Every filter is node-local and no pod is nominated: the verdict of a node is reused
     while its NodeInfo is unchanged (``table`` is keyed by the NodeInfo generation)."""
+    # The common case at once: the first ``to_find`` + 1 nodes all have a stored "fits"
+    # verdict, so the first ``to_find`` are the feasible ones and the search ends at the next
+    # (what the loop below finds, looked up in one pass without a Python-level step per node).
+    head = list(islice(order, to_find + 1))
+    if list(map(table.get, map(_GENERATION, head), repeat(_MISSING))).count(None) == len(head):
+        return head[:to_find], []
+    order = chain(head, order)
     run = fwk.run_filter_plugins
     feasible: list[NodeInfo] = []
     append = feasible.append
@@ -469,11 +477,13 @@ class SchedulingAlgorithm:
     def _prioritize_totals(
         self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]
     ) -> list[int]:
-        """prioritize_nodes without extenders: each node's total score, in ``nodes`` order."""
+        """prioritize_nodes without extenders: each node's total score up to one amount common
+        to all nodes, in ``nodes`` order."""
         st = fwk.run_pre_score_plugins(state, pod, nodes)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
-        totals, st = fwk.run_score_plugins_totals(state, pod, nodes)
+        # Totals up to a common amount: host selection and the batch's ranking only compare.
+        totals, st = fwk.run_score_plugins_totals(state, pod, nodes, relative=True)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
         return totals

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Collection, Mapping, Sequence
-from operator import add, attrgetter
+from itertools import repeat
+from operator import add, attrgetter, itemgetter
 from typing import Any
 
 import attrs
@@ -707,19 +708,21 @@ class Framework:
         return [NodePluginScores(ni.name, [], totals[i]) for i, ni in enumerate(nodes)], None
 
     def run_score_plugins_totals(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], *, relative: bool = False
     ) -> tuple[list[int], Status | None]:
         """The total weighted score of each node (in ``nodes`` order), as run_score_plugins
-        computes them, without building per-node result objects."""
+        computes them, without building per-node result objects. ``relative``: the totals may
+        all fall short by one common amount (a score equal on every node left out), which
+        ranks the nodes exactly as the totals do."""
         if self.node_local_cache is not None and len(nodes) > 1:
-            fast = self._score_totals_folded(state, pod, nodes)
+            fast = self._score_totals_folded(state, pod, nodes, relative)
             if fast is not None:
                 return fast
         totals, _, _, st = self._score(state, pod, nodes, None)
         return totals, st
 
     def _score_totals_folded(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], relative: bool = False
     ) -> tuple[list[int], Status | None] | None:
         """run_score_plugins_totals with the node-local plugins that sign ``pod`` stored per
         NodeInfo generation: their weighted sum (plugins without NormalizeScore) and raw scores
@@ -750,8 +753,8 @@ class Framework:
         table = cache.generation_table(("totals", key), self._live_generations)
         # Raw scores of the plugins with NormalizeScore, stored only where one is not zero.
         side = cache.generation_table(("totals-raw", key), self._live_generations)
-        get = table.get
-        totals: list[Any] = [get(ni.generation) for ni in nodes]
+        gens = list(map(_GEN, nodes))
+        totals: list[Any] = list(map(table.get, gens))
         if None in totals:
             missing = [i for i, r in enumerate(totals) if r is None]
             miss_nodes = [nodes[i] for i in missing]
@@ -774,9 +777,9 @@ class Framework:
         offset = 0
         if normalized:
             zero = (0,) * len(normalized)
-            rows = [side.get(ni.generation, zero) for ni in nodes] if side else None
+            rows = list(map(side.get, gens, repeat(zero))) if side else None
             for k, pl in enumerate(normalized):
-                vals = [r[k] for r in rows] if rows is not None else [0] * len(nodes)
+                vals = list(map(itemgetter(k), rows)) if rows is not None else [0] * len(nodes)
                 out = self._score_one_plugin(pl, state, pod, nodes, None, vals)
                 c, st = self._add_weighted(pl.name, out, totals)
                 if st is not None:
@@ -791,7 +794,7 @@ class Framework:
             if st is not None:
                 return [], st
             offset += c
-        if offset:
+        if offset and not relative:
             totals = [t + offset for t in totals]
         return totals, None
 
