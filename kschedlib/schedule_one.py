@@ -103,20 +103,30 @@ def _filter_node_local(
     fwk: Framework,
     state: CycleState,
     pod: Pod,
-    order: Iterable[NodeInfo],
+    nodes: Sequence[NodeInfo],
+    start_at: int,
     to_find: int,
     filters: list[tuple[str, Any]],
     table: dict[int, Status | None],
 ) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
     """Every filter is node-local and no pod is nominated: the verdict of a node is reused
-    while its NodeInfo is unchanged (``table`` is keyed by the NodeInfo generation)."""
+    while its NodeInfo is unchanged (``table`` is keyed by the NodeInfo generation). Nodes
+    are visited in round-robin order from ``start_at``."""
     # The common case at once: the first ``to_find`` + 1 nodes all have a stored "fits"
     # verdict, so the first ``to_find`` are the feasible ones and the search ends at the next
     # (what the loop below finds, looked up in one pass without a Python-level step per node).
-    head = list(islice(order, to_find + 1))
+    n = len(nodes)
+    end = start_at + to_find + 1
+    if end <= n:
+        head = list(nodes[start_at:end])
+        rest: Iterable[NodeInfo] = chain(islice(nodes, end, None), islice(nodes, 0, start_at))
+    else:
+        wrap = min(end - n, start_at)
+        head = [*nodes[start_at:], *nodes[:wrap]]
+        rest = islice(nodes, wrap, start_at)
     if list(map(table.get, map(_GENERATION, head), repeat(_MISSING))).count(None) == len(head):
         return head[:to_find], []
-    order = chain(head, order)
+    order = chain(head, rest)
     run = fwk.run_filter_plugins
     feasible: list[NodeInfo] = []
     append = feasible.append
@@ -396,7 +406,9 @@ class SchedulingAlgorithm:
         if table is None:
             feasible, failed = _filter_each(fwk, state, pod, order, to_find, filters, nominated)
         elif k == len(filters) and not nominated_names:
-            feasible, failed = _filter_node_local(fwk, state, pod, order, to_find, filters, table)
+            feasible, failed = _filter_node_local(
+                fwk, state, pod, nodes, start_at, to_find, filters, table
+            )
         else:
             assert nominated_names is not None
             feasible, failed = _filter_with_table(

@@ -1,0 +1,39 @@
+"""The node-local filter loop's one-pass fast path (every node of the window has a stored
+"fits" verdict) finds what the plain loop over every filter finds, from every start index,
+with and without infeasible nodes in the window."""
+
+from __future__ import annotations
+
+from itertools import chain, islice
+
+import pytest
+
+from kschedlib import FakeClock, Pod, Scheduler
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.schedule_one import _filter_each, _filter_node_local
+from tests.framework.test_node_local_cache import make_node
+
+
+@pytest.mark.parametrize(("tainted", "to_find"), [((), 100), ((), 120), ((5, 60, 119), 100),
+                                                   ((0, 1, 2), 7)])
+def test_fast_path_matches_the_plain_loop(tainted: tuple[int, ...], to_find: int) -> None:
+    sched = Scheduler(clock=FakeClock(), explain=False)
+    for i in range(120):
+        sched.add_node(make_node(i, 4, "z1", "NoSchedule" if i in tainted else None, False))
+    sched.cache.update_snapshot(sched.snapshot)
+    nodes = sched.snapshot.node_infos().list()
+    fwk = sched.frameworks["default-scheduler"]
+    pod = Pod.from_dict({"metadata": {"name": "p", "namespace": "default"},
+                         "spec": {"containers": [{"name": "c", "image": "img:1"}]}})
+    state = CycleState()
+    fwk.run_pre_filter_plugins(state, pod)
+    filters = fwk.filter_functions(state)
+    k, table = fwk.node_local_filter_table(pod, filters)
+    assert table is not None and k == len(filters)
+    for start in range(len(nodes)):
+        order = chain(islice(nodes, start, None), islice(nodes, 0, start))
+        want = _filter_each(fwk, state, pod, order, to_find, filters, False)
+        for _ in range(2):  # verdicts computed and stored, then all read back
+            got = _filter_node_local(fwk, state, pod, nodes, start, to_find, filters, table)
+            assert [ni.name for ni in got[0]] == [ni.name for ni in want[0]]
+            assert [(n, s.reasons) for n, s in got[1]] == [(n, s.reasons) for n, s in want[1]]
