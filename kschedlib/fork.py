@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -20,8 +20,11 @@ from kschedlib.api.pod import Pod
 from kschedlib.errors import KSchedError
 from kschedlib.framework.registry import PluginSpec, Registry
 
-if TYPE_CHECKING:
-    from kschedlib.scheduler import Binder, HostHooks, Scheduler
+# kschedlib.scheduler imports this module, so its types are not imported here: a Scheduler,
+# its binder and its host hooks are what ``Scheduler.fork``/``transaction`` pass in.
+Scheduler = Any
+Binder = Any
+HostHooks = Any
 
 __all__ = ["Transaction", "TransactionError", "clone_clock", "fork_scheduler"]
 
@@ -102,10 +105,8 @@ def fork_scheduler(
     clock: Any = None,
 ) -> Scheduler:
     """An independent scheduler equal to ``sched`` now (see module docstring)."""
-    from kschedlib.scheduler import Scheduler, _PendingBinding
-
     clk = clock if clock is not None else clone_clock(sched.clock)
-    new = Scheduler(
+    new = type(sched)(
         sched.config,
         binder=binder,
         clock=clk,
@@ -142,7 +143,7 @@ def fork_scheduler(
         wp = pb.fwk.waiting_pods.get(uid)
         if wp is not None:
             fwk.waiting_pods.add(_copy_waiting_pod(wp))
-        new._waiting[uid] = _PendingBinding(
+        new._waiting[uid] = type(pb)(
             fwk, pb.state.clone(), pb.qpi.fork_copy(), pb.assumed, pb.host, pb.explanation
         )
     for name, value in vars(sched).items():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import attrs
 
@@ -38,6 +38,7 @@ from kschedlib.eventhandlers import (
     object_event,
 )
 from kschedlib.features import FeatureGates
+from kschedlib.fork import Transaction, begin, fork_scheduler
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.events import ActionType
@@ -61,18 +62,31 @@ from kschedlib.results import (
     SchedulingResult,
 )
 from kschedlib.schedule_one import ScheduleResult, SchedulingAlgorithm, SchedulingError
-
-if TYPE_CHECKING:
-    from kschedlib.eviction.controller import Evictions
-    from kschedlib.whatif.fork import Transaction
-    from kschedlib.whatif.reports import (
-        CapacityReport,
-        DrainReport,
-        RemovableNodesReport,
-        Verdict,
-    )
+from kschedlib.whatif_reports import (
+    CapacityReport,
+    DrainReport,
+    RemovableNodesReport,
+    Verdict,
+)
 
 UNSCHEDULABLE_LEFTOVER_FLUSH_PERIOD = 30.0
+
+# Entry points of the tools built on a scheduler (what-if questions, eviction), which live in
+# a layer above this one: each tool package registers its own when imported (the package
+# ``kschedlib`` imports them all), so the facade offers them without importing upwards.
+_TOOLS: dict[str, Callable[..., Any]] = {}
+
+
+def register_tool(name: str, entry: Callable[..., Any]) -> None:
+    """Make ``entry(scheduler, ...)`` the implementation of the facade method ``name``."""
+    _TOOLS[name] = entry
+
+
+def _tool(name: str) -> Callable[..., Any]:
+    entry = _TOOLS.get(name)
+    if entry is None:
+        raise KSchedError(f"Scheduler.{name} is provided by a kschedlib tool package: import kschedlib")
+    return entry
 
 # Constructor arguments fork() passes itself rather than copying from the parent.
 _FORK_OWN_ARGS = frozenset(
@@ -308,14 +322,13 @@ class Scheduler:
         self._eviction: Any = None
 
     @property
-    def eviction(self) -> Evictions:
+    def eviction(self) -> Any:
         """Eviction against this scheduler's state (kubelet node-pressure eviction, the
-        Eviction API and drain, taint-based eviction); created on first use."""
+        Eviction API and drain, taint-based eviction): a :class:`kschedlib.eviction.Evictions`
+        created on first use."""
         if self._eviction is None:
-            from kschedlib.eviction.controller import Evictions
-
-            self._eviction = Evictions(self)
-        return self._eviction  # type: ignore[no-any-return]
+            self._eviction = _tool("eviction")(self)
+        return self._eviction
 
     # ------------------------------------------------------------------ lookups
 
@@ -1098,9 +1111,8 @@ class Scheduler:
         Custom plugins take part by implementing ``clone(handle) -> plugin``; without it the
         fork builds a fresh instance with the plugin's factory.
         """
-        from kschedlib.whatif.fork import fork_scheduler
-
-        return fork_scheduler(self, binder=binder, host_hooks=host_hooks, clock=clock)
+        new: Scheduler = fork_scheduler(self, binder=binder, host_hooks=host_hooks, clock=clock)
+        return new
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Transaction]:
@@ -1111,8 +1123,6 @@ class Scheduler:
         the outermost transaction commits. Transactions nest. After a rollback, objects taken
         from the scheduler before (``sched.queue``, ``sched.cache``) are stale: read them again.
         """
-        from kschedlib.whatif.fork import begin
-
         txn = begin(self)
         try:
             yield txn
@@ -1125,34 +1135,29 @@ class Scheduler:
     def can_schedule(self, pod: Pod | str) -> Verdict:
         """Would ``pod`` be scheduled now, where and why; if not, the FitError text and what
         preemption would do. Computed in a fork: nothing is bound, evicted or nominated here."""
-        from kschedlib.whatif.questions import can_schedule
-
-        return can_schedule(self, pod)
+        result: Verdict = _tool("can_schedule")(self, pod)
+        return result
 
     def capacity(self, pod: Pod, *, limit: int | None = None) -> CapacityReport:
         """How many replicas of ``pod`` fit when created one after another (cluster-capacity),
         where they go, and the FitError of the first that did not fit."""
-        from kschedlib.whatif.capacity import capacity
-
-        return capacity(self, pod, limit=limit)
+        result: CapacityReport = _tool("capacity")(self, pod, limit=limit)
+        return result
 
     def simulate_drain(self, node_names: Iterable[str]) -> DrainReport:
         """Can these nodes be removed? cluster-autoscaler's drainability rules, then the
         movable pods scheduled onto the remaining nodes in a fork."""
-        from kschedlib.whatif.drain import simulate_drain
-
-        return simulate_drain(self, list(node_names))
+        result: DrainReport = _tool("simulate_drain")(self, list(node_names))
+        return result
 
     def removable_nodes(self, candidates: Iterable[str] | None = None) -> RemovableNodesReport:
         """Nodes that can be removed one after another (each drain simulated on the cluster
         left by the previous removals), in cluster-autoscaler's scale-down order."""
-        from kschedlib.whatif.drain import removable_nodes
-
-        return removable_nodes(self, None if candidates is None else list(candidates))
+        result: RemovableNodesReport = _tool("removable_nodes")(self, None if candidates is None else list(candidates))
+        return result
 
     def add_nodes_like(self, node: Node | str, count: int, *, prefix: str | None = None) -> list[Node]:
         """Add ``count`` copies of a node (or of the named node) with unique names and
         hostname labels, for scale-up what-ifs (usually on a fork); returns them."""
-        from kschedlib.whatif.nodes import add_nodes_like
-
-        return add_nodes_like(self, node, count, prefix=prefix)
+        result: list[Node] = _tool("add_nodes_like")(self, node, count, prefix=prefix)
+        return result

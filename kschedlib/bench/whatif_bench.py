@@ -11,7 +11,7 @@ from typing import Any
 
 from kschedlib.api.pod import Pod
 from kschedlib.bench.scheduling import peak_rss_mb
-from kschedlib.conformance.scenario import Scenario
+from kschedlib.api.scenario import Scenario
 from kschedlib.framework.handle import FakeClock
 from kschedlib.scheduler import Scheduler
 
