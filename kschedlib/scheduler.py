@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from kschedlib.api.cluster import register_scheduler_class
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod, is_terminal
 from kschedlib.api.scheduling import Workload, validate_workload_update
@@ -1161,3 +1162,6 @@ class Scheduler:
         hostname labels, for scale-up what-ifs (usually on a fork); returns them."""
         result: list[Node] = _tool("add_nodes_like")(self, node, count, prefix=prefix)
         return result
+
+
+register_scheduler_class(Scheduler)
