@@ -9,7 +9,7 @@ Layers, low to high (see docs/architecture.md):
 3. ``framework``: the plugin interfaces, runtime, statuses, registry type.
 4. ``backend``: cache, scheduling queue, snapshot.
 5. ``plugins``: in-tree plugins and their registry.
-6. the scheduler: ``scheduler``, ``eventhandlers``, ``schedule_one``, ``explain``,
+6. the scheduler: ``scheduler``, ``scheduler_base``, ``eventhandlers``, ``cycles``, ``schedule_one``, ``explain``,
    ``fork``, ``whatif_reports``, ``results``.
 7. tools built on a scheduler: ``whatif``, ``eviction``, ``sweep``, ``report``,
    ``testing``, ``leaderelection``, ``conformance``.
@@ -38,6 +38,8 @@ LAYERS: dict[str, int] = {
     "schedule_one": 6,
     "explain": 6,
     "fork": 6,
+    "cycles": 6,
+    "scheduler_base": 6,
     "whatif_reports": 6,
     "results": 6,
     "whatif": 7,
