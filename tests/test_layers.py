@@ -9,8 +9,8 @@ Layers, low to high (see docs/architecture.md):
 3. ``framework``: the plugin interfaces, runtime, statuses, registry type.
 4. ``backend``: cache, scheduling queue, snapshot.
 5. ``plugins``: in-tree plugins and their registry.
-6. the scheduler: ``scheduler``, ``scheduler_base``, ``eventhandlers``, ``cycles``, ``schedule_one``, ``explain``,
-   ``fork``, ``whatif_reports``, ``results``.
+6. the scheduler: ``scheduler`` (facade), ``scheduler_base``, ``eventhandlers``, ``cycles``,
+   ``schedule_one``, ``explain``, ``fork``, ``whatif_reports``, ``results``.
 7. tools built on a scheduler: ``whatif``, ``eviction``, ``sweep``, ``report``,
    ``testing``, ``leaderelection``, ``conformance``.
 8. entry points: ``cli``, ``bench``, the package ``__init__`` and ``__main__``.
