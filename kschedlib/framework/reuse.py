@@ -24,7 +24,6 @@ from kschedlib.framework.node_local_cache import (
 from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.framework.types import NodeInfo
 
-
 _OFTEN_UNSIGNABLE = frozenset({"PodTopologySpread", "InterPodAffinity", "DynamicResources"})
 """Plugins whose SignPod declines many pods (asked first: the answer is then known sooner)."""
 
