@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from bisect import bisect_left
 from collections import Counter
 from typing import Any
 
@@ -149,11 +150,9 @@ class Histogram:
     def observe(self, seconds: float) -> None:
         self.count += 1
         self.sum += seconds
-        for i, b in enumerate(self.buckets):
-            if seconds <= b:
-                self.counts[i] += 1
-                return
-        self.counts[-1] += 1
+        # The first bucket whose bound is at least ``seconds``; past the last, the +Inf one.
+        i = bisect_left(self.buckets, seconds)
+        self.counts[min(i, len(self.counts) - 1)] += 1
 
 
 @attrs.define(slots=True)
