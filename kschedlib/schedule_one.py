@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Iterable, Sequence
 from itertools import chain, compress, islice, repeat
-from operator import attrgetter, eq, itemgetter
+from operator import attrgetter, eq, is_, is_not, itemgetter, or_
 from typing import Any
 
 import attrs
@@ -68,6 +68,7 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 _MISSING: Any = object()
 _GENERATION = attrgetter("generation")
 _STATUS = itemgetter(1)
+_NAME = attrgetter("name")
 
 # kube-scheduler cancels the search only when it meets one more feasible node than it needs
 # (that one is dropped): nodes rejected after the last needed feasible node are still checked,
@@ -130,10 +131,22 @@ def _filter_node_local(
         wrap = min(end - n, start_at)
         head = [*nodes[start_at:], *nodes[:wrap]]
         rest = islice(nodes, wrap, start_at)
-    if list(map(table.get, map(_GENERATION, head), repeat(_MISSING))).count(None) == len(head):
+    run = fwk.run_filter_plugins
+    verdicts = list(map(table.get, map(_GENERATION, head), repeat(_MISSING)))
+    if _MISSING in verdicts:
+        # Nodes changed since their verdict was stored: the loop would run the filters on
+        # each of them (every node of ``head`` is reached unless one is rejected first).
+        for i in compress(range(len(head)), list(map(is_, verdicts, repeat(_MISSING)))):
+            ni = head[i]
+            st = run(state, pod, ni, filters)
+            if st is None or st.is_rejected():  # errors are never stored
+                table[ni.generation] = st
+            if st is not None:
+                break  # a rejection (or an error): the loop below decides, from the start
+            verdicts[i] = None
+    if verdicts.count(None) == len(head):
         return head[:to_find], []
     order = chain(head, rest)
-    run = fwk.run_filter_plugins
     feasible: list[NodeInfo] = []
     append = feasible.append
     failed: list[tuple[str, Status]] = []
@@ -187,6 +200,63 @@ def _filter_with_table(
     missing = _MISSING
     success = Code.Success
     left = to_find
+    if not rest:
+        # Every filter is node-local: runs of nodes without nominated pods and with a stored
+        # verdict are taken a run at a time (stored verdicts are "fits" or a rejection, never
+        # an error); the other nodes get their verdict one by one, in order, as below.
+        nodes = list(order)
+        stored: list[Any] = list(map(get, map(_GENERATION, nodes), repeat(missing)))
+        flags: Iterable[bool] = map(is_, stored, repeat(missing))
+        if nominated_names:
+            flags = map(or_, flags, map(nominated_names.__contains__, map(_NAME, nodes)))
+        n = len(nodes)
+        pos = 0
+        for sp in chain(compress(range(n), flags), (n,)):
+            if sp > pos:
+                seg = stored[pos:sp]
+                nones = seg.count(None)
+                if nones > left:  # the search ends inside this run: the loop below ends it
+                    order = nodes[pos:]
+                    break
+                seg_nodes = nodes[pos:sp]
+                if nones:
+                    feasible.extend(compress(seg_nodes, map(is_, seg, repeat(None))))
+                    left -= nones
+                if nones < len(seg):
+                    rejected = list(map(is_not, seg, repeat(None)))
+                    failed.extend(
+                        zip(map(_NAME, compress(seg_nodes, rejected)), compress(seg, rejected),
+                            strict=True)
+                    )
+            if sp == n:
+                return feasible, failed
+            pos = sp + 1
+            ni = nodes[sp]
+            if nominated_names and ni.name in nominated_names:
+                if nominated_table is None:
+                    st = run_nominated(state, pod, ni, filters)
+                else:
+                    key = nominated_key(ni.name)
+                    e = nominated_table.get(ni.generation)
+                    if e is not None and e[0] == key:
+                        st = e[1]
+                    else:
+                        st = run_nominated(state, pod, ni, filters)
+                        if st is None or st.is_rejected():
+                            nominated_table[ni.generation] = (key, st)
+            else:  # no stored verdict yet
+                st = run(state, pod, ni, head)
+                if st is None or st.is_rejected():
+                    table[ni.generation] = st
+            if st is None or st.code == success:
+                if not left:
+                    return feasible, failed
+                feasible.append(ni)
+                left -= 1
+            elif st.code == Code.Error:
+                raise SchedulingError(st.message())
+            else:
+                failed.append((ni.name, st))
     for ni in order:
         if nominated_names and ni.name in nominated_names:
             if nominated_table is None:
