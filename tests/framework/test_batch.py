@@ -284,3 +284,24 @@ def test_bench_placements_flag(
     assert capsys.readouterr().out == (
         f"placements identical: 14 pods compared, identical (batching: {shown})\n"
     )
+
+
+def test_signatures_as_kube_scheduler_signs() -> None:
+    """InterPodAffinity signs the labels only (not the namespace); with
+    ignorePreferredTermsOfExistingPods, nothing; PodTopologySpread adds nothing without
+    default constraints."""
+    s = cluster(1)
+    fwk = s.frameworks["default-scheduler"]
+
+    def p(ns: str, app: str) -> Pod:
+        d = pod_dict("x", cpu="1", namespace=ns)
+        d["metadata"]["labels"] = {"app": app}
+        return Pod.from_dict(d)
+
+    assert fwk.sign_pod(p("a", "web")) == fwk.sign_pod(p("b", "web")) is not None
+    assert fwk.sign_pod(p("a", "web")) != fwk.sign_pod(p("a", "db"))
+    cfg = json.loads(json.dumps(LIST_SPREAD))
+    cfg["profiles"][0]["pluginConfig"].append(
+        {"name": "InterPodAffinity", "args": {"ignorePreferredTermsOfExistingPods": True}})
+    fwk2 = cluster(1, config=cfg).frameworks["default-scheduler"]
+    assert fwk2.sign_pod(p("a", "web")) == fwk2.sign_pod(p("a", "db")) is not None
