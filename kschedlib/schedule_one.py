@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Iterable, Sequence
 from itertools import chain, compress, islice, repeat
-from operator import attrgetter, eq, is_, is_not, itemgetter, or_
+from operator import attrgetter, eq, is_, itemgetter, not_, or_
 from typing import Any
 
 import attrs
@@ -132,20 +132,23 @@ def _filter_node_local(
         head = [*nodes[start_at:], *nodes[:wrap]]
         rest = islice(nodes, wrap, start_at)
     run = fwk.run_filter_plugins
-    verdicts = list(map(table.get, map(_GENERATION, head), repeat(_MISSING)))
-    if _MISSING in verdicts:
-        # Nodes changed since their verdict was stored: the loop would run the filters on
-        # each of them (every node of ``head`` is reached unless one is rejected first).
-        for i in compress(range(len(head)), list(map(is_, verdicts, repeat(_MISSING)))):
-            ni = head[i]
-            st = run(state, pod, ni, filters)
-            if st is None or st.is_rejected():  # errors are never stored
-                table[ni.generation] = st
-            if st is not None:
-                break  # a rejection (or an error): the loop below decides, from the start
-            verdicts[i] = None
-    if verdicts.count(None) == len(head):
-        return head[:to_find], []
+    gens = list(map(_GENERATION, head))
+    # None: a stored "fits", or no verdict stored yet. (Counting True in a list of bools
+    # compares by identity; counting None among Status objects would call their __eq__.)
+    if list(map(is_, map(table.get, gens), repeat(None))).count(True) == len(head):
+        present = list(map(table.__contains__, gens))
+        i = -1
+        try:
+            while True:  # nodes changed since their verdict was stored, in order
+                i = present.index(False, i + 1)
+                ni = head[i]
+                st = run(state, pod, ni, filters)
+                if st is None or st.is_rejected():  # errors are never stored
+                    table[ni.generation] = st
+                if st is not None:
+                    break  # a rejection (or an error): the loop below decides, from the start
+        except ValueError:  # every node of the window fits
+            return head[:to_find], []
     order = chain(head, rest)
     feasible: list[NodeInfo] = []
     append = feasible.append
@@ -214,16 +217,17 @@ def _filter_with_table(
         for sp in chain(compress(range(n), flags), (n,)):
             if sp > pos:
                 seg = stored[pos:sp]
-                nones = seg.count(None)
+                fits = list(map(is_, seg, repeat(None)))
+                nones = fits.count(True)
                 if nones > left:  # the search ends inside this run: the loop below ends it
                     order = nodes[pos:]
                     break
                 seg_nodes = nodes[pos:sp]
                 if nones:
-                    feasible.extend(compress(seg_nodes, map(is_, seg, repeat(None))))
+                    feasible.extend(compress(seg_nodes, fits))
                     left -= nones
                 if nones < len(seg):
-                    rejected = list(map(is_not, seg, repeat(None)))
+                    rejected = list(map(not_, fits))
                     failed.extend(
                         zip(map(_NAME, compress(seg_nodes, rejected)), compress(seg, rejected),
                             strict=True)

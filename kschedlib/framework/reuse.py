@@ -5,8 +5,8 @@ recomputation by the tests)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import repeat
-from operator import add, attrgetter, itemgetter
+from itertools import compress, repeat
+from operator import add, attrgetter, itemgetter, not_
 from typing import Any
 
 from kschedlib.api.pod import Pod, pod_priority
@@ -209,8 +209,11 @@ class ResultReuse:
         side = cache.generation_table(("totals-raw", key), self._live_generations)
         gens = list(map(_GEN, nodes))
         totals: list[Any] = list(map(table.get, gens))
-        if None in totals:
-            missing = [i for i, r in enumerate(totals) if r is None]
+        # (``None in totals`` would compare every int with None the slow way; True and False
+        # are compared by identity.)
+        present = list(map(table.__contains__, gens))
+        if present.count(True) != len(present):
+            missing = list(compress(range(len(present)), map(not_, present)))
             miss_nodes = [nodes[i] for i in missing]
             columns: list[list[int]] = []
             for pl in (*folded, *normalized):
