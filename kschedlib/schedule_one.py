@@ -66,7 +66,6 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 _MISSING: Any = object()
-_GENERATION = attrgetter("generation")
 _STATUS = itemgetter(1)
 _NAME = attrgetter("name")
 
@@ -132,7 +131,8 @@ def _filter_node_local(
         head = [*nodes[start_at:], *nodes[:wrap]]
         rest = islice(nodes, wrap, start_at)
     run = fwk.run_filter_plugins
-    gens = list(map(_GENERATION, head))
+    # (A comprehension reads a slot faster than attrgetter in map: CPython specializes it.)
+    gens = [ni.generation for ni in head]
     # None: a stored "fits", or no verdict stored yet. (Counting True in a list of bools
     # compares by identity; counting None among Status objects would call their __eq__.)
     if list(map(is_, map(table.get, gens), repeat(None))).count(True) == len(head):
@@ -208,10 +208,10 @@ def _filter_with_table(
         # verdict are taken a run at a time (stored verdicts are "fits" or a rejection, never
         # an error); the other nodes get their verdict one by one, in order, as below.
         nodes = list(order)
-        stored: list[Any] = list(map(get, map(_GENERATION, nodes), repeat(missing)))
+        stored: list[Any] = [get(ni.generation, missing) for ni in nodes]
         flags: Iterable[bool] = map(is_, stored, repeat(missing))
         if nominated_names:
-            flags = map(or_, flags, map(nominated_names.__contains__, map(_NAME, nodes)))
+            flags = map(or_, flags, map(nominated_names.__contains__, [ni.name for ni in nodes]))
         n = len(nodes)
         pos = 0
         for sp in chain(compress(range(n), flags), (n,)):
