@@ -131,24 +131,28 @@ def _filter_node_local(
         head = [*nodes[start_at:], *nodes[:wrap]]
         rest = islice(nodes, wrap, start_at)
     run = fwk.run_filter_plugins
-    # (A comprehension reads a slot faster than attrgetter in map: CPython specializes it.)
-    gens = [ni.generation for ni in head]
-    # None: a stored "fits", or no verdict stored yet. (Counting True in a list of bools
-    # compares by identity; counting None among Status objects would call their __eq__.)
-    if list(map(is_, map(table.get, gens), repeat(None))).count(True) == len(head):
-        present = list(map(table.__contains__, gens))
+    get = table.get
+    # Whether each node has a stored "fits" (a comprehension reads the slot faster than
+    # attrgetter in map; a list of bools is counted and searched by identity).
+    fit = [get(ni.generation, _MISSING) is None for ni in head]
+    if fit.count(True) != len(head):
         i = -1
         try:
-            while True:  # nodes changed since their verdict was stored, in order
-                i = present.index(False, i + 1)
+            while True:  # the others, in order: nodes changed since their verdict was stored
+                i = fit.index(False, i + 1)
                 ni = head[i]
+                if get(ni.generation, _MISSING) is not _MISSING:
+                    break  # a stored rejection: the loop below decides
                 st = run(state, pod, ni, filters)
                 if st is None or st.is_rejected():  # errors are never stored
                     table[ni.generation] = st
                 if st is not None:
                     break  # a rejection (or an error): the loop below decides, from the start
-        except ValueError:  # every node of the window fits
-            return head[:to_find], []
+                fit[i] = True
+        except ValueError:
+            pass
+    if fit.count(True) == len(head):  # every node of the window fits
+        return head[:to_find], []
     order = chain(head, rest)
     feasible: list[NodeInfo] = []
     append = feasible.append

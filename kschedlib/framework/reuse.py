@@ -5,8 +5,8 @@ recomputation by the tests)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import compress, repeat
-from operator import add, attrgetter, itemgetter, not_
+from itertools import repeat
+from operator import add, attrgetter, itemgetter
 from typing import Any
 
 from kschedlib.api.pod import Pod, pod_priority
@@ -209,11 +209,8 @@ class ResultReuse:
         side = cache.generation_table(("totals-raw", key), self._live_generations)
         gens = [ni.generation for ni in nodes]  # (faster than attrgetter in map: a slot read)
         totals: list[Any] = list(map(table.get, gens))
-        # (``None in totals`` would compare every int with None the slow way; True and False
-        # are compared by identity.)
-        present = list(map(table.__contains__, gens))
-        if present.count(True) != len(present):
-            missing = list(compress(range(len(present)), map(not_, present)))
+        if None in totals:
+            missing = [i for i, r in enumerate(totals) if r is None]
             miss_nodes = [nodes[i] for i in missing]
             columns: list[list[int]] = []
             for pl in (*folded, *normalized):
