@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Iterable, Sequence
 from itertools import chain, compress, islice, repeat
-from operator import attrgetter, eq, is_, itemgetter, not_, or_
+from operator import attrgetter, eq, is_, not_, or_
 from typing import Any
 
 import attrs
@@ -13,12 +13,7 @@ import attrs
 from kschedlib.api.pod import Pod
 from kschedlib.framework.batch import OpportunisticBatch
 from kschedlib.framework.cycle_state import CycleState
-from kschedlib.framework.diagnosis import (
-    Diagnosis,
-    FitError,
-    NoNodesAvailableError,
-    distinct_statuses,
-)
+from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, Extender
 from kschedlib.framework.interface import MAX_NODE_SCORE
 from kschedlib.framework.runtime import Framework, NodePluginScores, PluginScore, ScoreBreakdown
@@ -66,7 +61,6 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 _MISSING: Any = object()
-_STATUS = itemgetter(1)
 _NAME = attrgetter("name")
 
 # kube-scheduler cancels the search only when it meets one more feasible node than it needs
@@ -498,12 +492,14 @@ class SchedulingAlgorithm:
             feasible, failed = _filter_with_table(
                 fwk, state, pod, order, to_find, filters, k, table, nominated_names
             )
-        if failed:
-            statuses.update(failed)
-            # Stored verdicts repeat one Status object: note each distinct object once.
-            add_status = diagnosis.add_plugin_status
-            for st in distinct_statuses(map(_STATUS, failed)):
+        put = statuses.set
+        add_status = diagnosis.add_plugin_status
+        last: Status | None = None
+        for name, st in failed:
+            put(name, st)
+            if st is not last:  # stored verdicts repeat one Status object: note it once
                 add_status(st)
+                last = st
         return feasible
 
     def find_nodes_that_pass_extenders(

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Collection, Iterable, Iterator
-from itertools import compress
+from collections.abc import Iterator
 
 import attrs
 
@@ -14,12 +12,6 @@ from kschedlib.framework.interface import NodeInfoLister
 from kschedlib.framework.status import Code, Status
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
-
-
-def distinct_statuses(statuses: Iterable[Status]) -> list[Status]:
-    """Each distinct Status object once (by identity), in first-seen order."""
-    seq = statuses if isinstance(statuses, (list, tuple)) else list(statuses)
-    return list(dict(zip(map(id, seq), seq, strict=True)).values())
 
 
 class NodeToStatus:
@@ -37,19 +29,11 @@ class NodeToStatus:
     def set(self, node_name: str, status: Status) -> None:
         self._statuses[node_name] = status
 
-    def update(self, pairs: Iterable[tuple[str, Status]]) -> None:
-        """``set`` for each (node name, status) pair, in order."""
-        self._statuses.update(pairs)
-
     def __len__(self) -> int:
         return len(self._statuses)
 
     def items(self) -> Iterator[tuple[str, Status]]:
         return iter(self._statuses.items())
-
-    def statuses(self) -> Collection[Status]:
-        """The explicit statuses (a live view, node order)."""
-        return self._statuses.values()
 
     def explicit(self) -> dict[str, Status]:
         return dict(self._statuses)
@@ -58,22 +42,19 @@ class NodeToStatus:
         """Nodes whose status (explicit or absent) has ``code``, in the lister's order."""
         if self.absent_nodes_status.code == code:
             return [n for n in lister.list() if self.get(n.name).code == code]
-        statuses = self._statuses
-        # Stored verdicts repeat a few Status objects: decide per distinct object, then pick
-        # the names whose status is one of those (no Python-level step per node for that).
-        good = {id(st) for st in distinct_statuses(statuses.values()) if st.code == code}
-        if not good:
-            return []
-        names = compress(statuses, map(good.__contains__, map(id, statuses.values())))
-        node_map = getattr(lister, "node_info_map", None)
-        if node_map is not None:  # a Snapshot: its get() without the call
-            return [ni for ni in map(node_map.get, names) if ni is not None and ni.node is not None]
         out = []
-        for name in names:
-            try:
-                out.append(lister.get(name))
-            except KeyError:
-                continue
+        node_map = getattr(lister, "node_info_map", None)
+        for name, st in self._statuses.items():
+            if st.code == code:
+                if node_map is not None:  # a Snapshot: its get() without the call
+                    ni = node_map.get(name)
+                    if ni is not None and ni.node is not None:
+                        out.append(ni)
+                    continue
+                try:
+                    out.append(lister.get(name))
+                except KeyError:
+                    continue
         return out
 
 
@@ -113,11 +94,19 @@ class FitError(KSchedError):
             msg += f" {d.pre_filter_msg}."
         else:
             histogram: dict[str, int] = {}
-            # Stored verdicts make many nodes share one Status object: count per object.
-            values = d.node_to_status.statuses()
-            by_id = {id(st): st for st in distinct_statuses(values)}
-            for key, n in Counter(map(id, values)).items():
-                for r in by_id[key].reasons:
+            # Stored verdicts make runs of nodes share one Status object: count runs.
+            run: Status | None = None
+            n = 0
+            for _, st in d.node_to_status.items():
+                if st is run:
+                    n += 1
+                    continue
+                if run is not None:
+                    for r in run.reasons:
+                        histogram[r] = histogram.get(r, 0) + n
+                run, n = st, 1
+            if run is not None:
+                for r in run.reasons:
                     histogram[r] = histogram.get(r, 0) + n
             absent = self.num_all_nodes - len(d.node_to_status)
             if absent > 0:
