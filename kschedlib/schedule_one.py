@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Iterable, Sequence
 from itertools import chain, compress, islice, repeat
-from operator import attrgetter, eq, is_, not_, or_
+from operator import eq
 from typing import Any
 
 import attrs
@@ -61,7 +61,6 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 _MISSING: Any = object()
-_NAME = attrgetter("name")
 
 # kube-scheduler cancels the search only when it meets one more feasible node than it needs
 # (that one is dropped): nodes rejected after the last needed feasible node are still checked,
@@ -201,64 +200,6 @@ def _filter_with_table(
     missing = _MISSING
     success = Code.Success
     left = to_find
-    if not rest:
-        # Every filter is node-local: runs of nodes without nominated pods and with a stored
-        # verdict are taken a run at a time (stored verdicts are "fits" or a rejection, never
-        # an error); the other nodes get their verdict one by one, in order, as below.
-        nodes = list(order)
-        stored: list[Any] = [get(ni.generation, missing) for ni in nodes]
-        flags: Iterable[bool] = map(is_, stored, repeat(missing))
-        if nominated_names:
-            flags = map(or_, flags, map(nominated_names.__contains__, [ni.name for ni in nodes]))
-        n = len(nodes)
-        pos = 0
-        for sp in chain(compress(range(n), flags), (n,)):
-            if sp > pos:
-                seg = stored[pos:sp]
-                fits = list(map(is_, seg, repeat(None)))
-                nones = fits.count(True)
-                if nones > left:  # the search ends inside this run: the loop below ends it
-                    order = nodes[pos:]
-                    break
-                seg_nodes = nodes[pos:sp]
-                if nones:
-                    feasible.extend(compress(seg_nodes, fits))
-                    left -= nones
-                if nones < len(seg):
-                    rejected = list(map(not_, fits))
-                    failed.extend(
-                        zip(map(_NAME, compress(seg_nodes, rejected)), compress(seg, rejected),
-                            strict=True)
-                    )
-            if sp == n:
-                return feasible, failed
-            pos = sp + 1
-            ni = nodes[sp]
-            if nominated_names and ni.name in nominated_names:
-                if nominated_table is None:
-                    st = run_nominated(state, pod, ni, filters)
-                else:
-                    key = nominated_key(ni.name)
-                    e = nominated_table.get(ni.generation)
-                    if e is not None and e[0] == key:
-                        st = e[1]
-                    else:
-                        st = run_nominated(state, pod, ni, filters)
-                        if st is None or st.is_rejected():
-                            nominated_table[ni.generation] = (key, st)
-            else:  # no stored verdict yet
-                st = run(state, pod, ni, head)
-                if st is None or st.is_rejected():
-                    table[ni.generation] = st
-            if st is None or st.code == success:
-                if not left:
-                    return feasible, failed
-                feasible.append(ni)
-                left -= 1
-            elif st.code == Code.Error:
-                raise SchedulingError(st.message())
-            else:
-                failed.append((ni.name, st))
     for ni in order:
         if nominated_names and ni.name in nominated_names:
             if nominated_table is None:

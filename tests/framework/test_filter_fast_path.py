@@ -1,6 +1,6 @@
-"""The node-local filter loop's one-pass fast path (every node of the window has a stored
-"fits" verdict) finds what the plain loop over every filter finds, from every start index,
-with and without infeasible nodes in the window."""
+"""The node-local filter's fast path (every node of the window fits, by stored verdict or
+freshly computed) and the table filter with nominated pods find what the plain loop over
+every filter finds, from every start index, with and without infeasible nodes."""
 
 from __future__ import annotations
 
@@ -45,9 +45,9 @@ def test_fast_path_matches_the_plain_loop(tainted: tuple[int, ...], to_find: int
 def test_runs_with_nominated_pods_match_the_plain_loop(
     to_find: int, nominated: tuple[int, ...], full: tuple[int, ...]
 ) -> None:
-    """The run-at-a-time pass of the table filter (nominated pods around) equals the plain
-    two-pass loop from every start index: nodes holding nominated pods, full nodes, nodes
-    whose verdict is not stored yet."""
+    """The table filter (stored verdicts, nominated pods around) equals the plain two-pass
+    loop from every start index: nodes holding nominated pods, full nodes, nodes whose
+    verdict is not stored yet."""
     from kschedlib.schedule_one import _filter_with_table
 
     sched = Scheduler(clock=FakeClock(), explain=False)
