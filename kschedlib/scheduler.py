@@ -163,6 +163,21 @@ class _Hooks:
             return
         s._binder.bind(pod, node_name)
 
+    def amend_assumed_pod(self, pod: Pod, annotations: Mapping[str, str]) -> Pod:
+        """Reserve: the cycle's assumed pod with ``annotations`` added, accounted in the cache
+        and carried to Permit, Bind and the bound pod (a pod patch in kube-scheduler)."""
+        s = self._sched
+        cycle = s._in_cycle
+        if cycle is None or cycle[1].uid != pod.uid:
+            raise KSchedError(
+                f"amend_assumed_pod: pod {pod.key} is not the pod of the current scheduling cycle"
+            )
+        state, assumed, host = cycle
+        new = assumed.with_annotations(annotations)
+        s.cache.replace_assumed_pod(new)
+        s._in_cycle = (state, new, host)
+        return new
+
     def update_object(self, obj: Any) -> None:
         """An API write by a plugin (DynamicResources' claim status), applied as the informer
         would deliver it."""
@@ -793,6 +808,8 @@ class Scheduler:
         self._in_cycle = (state, assumed, host)
         self.queue.delete_nominated_pod_if_exists(assumed)
         st: Status | None = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if self._in_cycle is not None:  # a Reserve plugin may have amended the pod
+            assumed = self._in_cycle[1]
         if st is not None and st.code != Code.Success:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
