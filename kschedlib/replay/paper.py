@@ -121,7 +121,8 @@ def run_experiment(
     pods = experiment_pods(trace, seed, ratio)
     samplers = [FragSampler(typical)] if frag_samples else []
     meta = {"task_list": trace.task_list, "policy": policy, "seed": seed, "ratio": ratio,
-            "total_gpus": trace.gpu_capacity_milli // MILLI}
+            "total_gpus": trace.gpu_capacity_milli // MILLI,
+            "cut": node_names is not None or limit_tasks is not None}
     nodes = shuffled_node_names(trace.nodes, seed)
     return replay_submissions(sched, nodes, pods, meter=gpu_meter,
                               capacity_meter=gpu_capacity, samplers=samplers,
@@ -148,3 +149,72 @@ def experiment_record(params: Mapping[str, Any]) -> dict[str, Any]:
     """``run_experiment(**params)`` summarised: what one matrix task returns."""
     p = dict(params)
     return summarize(run_experiment(**p))
+
+
+def paper_matrix(
+    trace_dir: str | Path,
+    *,
+    task_lists: Sequence[str] = ("default",),
+    policies: Sequence[str] = PAPER_POLICIES,
+    seeds: Sequence[int] = PAPER_SEEDS,
+    ratio: float = PAPER_RATIO,
+    node_names: Iterable[str] | None = None,
+    limit_tasks: int | None = None,
+) -> list[dict[str, Any]]:
+    """The experiments of a matrix (task lists x policies x seeds) as parameter dicts for
+    ``experiment_record``; the paper's is 17 task lists x 6 policies x 10 seeds = 1,020."""
+    names = tuple(sorted(node_names)) if node_names is not None else None
+    return [
+        {"trace_dir": str(trace_dir), "task_list": t, "policy": p, "seed": s, "ratio": ratio,
+         "node_names": names, "limit_tasks": limit_tasks}
+        for t in task_lists for p in policies for s in seeds
+    ]
+
+
+def run_matrix(
+    params: Sequence[Mapping[str, Any]],
+    *,
+    client: Any = None,
+    address: str | None = None,
+    progress: Any = None,
+) -> list[dict[str, Any]]:
+    """Run the experiments through ``kschedlib.sweep.run_tasks``: locally, or on Dask with
+    ``client``/``address``; the records are identical either way."""
+    from kschedlib.sweep.execute import run_tasks
+
+    return run_tasks(experiment_record, list(params), client=client, address=address,
+                     progress=progress, name="kschedlib-replay")
+
+
+def mean_curves(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[int, float]]:
+    """(task list, policy) -> mean allocation ratio (%) per arrived percent over seeds."""
+    acc: dict[tuple[str, str], dict[int, list[float]]] = {}
+    for r in records:
+        if "curve" not in r:
+            continue
+        d = acc.setdefault((r["task_list"], r["policy"]), {})
+        for k, v in r["curve"].items():
+            d.setdefault(int(k), []).append(float(v))
+    return {key: {x: round(sum(v) / len(v), 2) for x, v in sorted(d.items())}
+            for key, d in acc.items()}
+
+
+def headline_rows(
+    records: Iterable[Mapping[str, Any]], *, task_list: str = "default", at: int = 100
+) -> list[dict[str, Any]]:
+    """Per policy: the mean GPU allocation at ``at`` % arrived, the seeds it averages and,
+    on the default task list at 100 %, the paper's figure."""
+    recs = [r for r in records if r.get("task_list") == task_list and "curve" in r]
+    curves = mean_curves(recs)
+    rows = []
+    for policy in PAPER_POLICIES:
+        c = curves.get((task_list, policy))
+        if c is None or at not in c:
+            continue
+        seeds = sorted({int(r["seed"]) for r in recs if r["policy"] == policy})
+        full = not any(r.get("cut") for r in recs if r["policy"] == policy)
+        paper = (PAPER_HEADLINE.get(policy)
+                 if (task_list == "default" and at == 100 and full) else None)
+        rows.append({"policy": policy, "mean": c[at], "seeds": seeds, "paper": paper,
+                     "diff": None if paper is None else round(c[at] - paper, 2)})
+    return rows
