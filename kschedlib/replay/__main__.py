@@ -52,14 +52,23 @@ def _cmd_paper(args: argparse.Namespace) -> int:
         except ImportError:
             raise KSchedError("--local-cluster needs the dask extra: "
                               "pip install 'kschedlib[dask]'") from None
-        cluster = distributed.LocalCluster(n_workers=args.local_cluster, threads_per_worker=1,
-                                           processes=True, dashboard_address=None)
-        client = distributed.Client(cluster)
+        dist: Any = distributed
+        cluster = dist.LocalCluster(n_workers=args.local_cluster, threads_per_worker=1,
+                                    processes=True, dashboard_address=None)
+        client = dist.Client(cluster)
     start, cpu = time.perf_counter(), time.process_time()
+    partial = open(args.out + ".partial", "w")  # records as they arrive, in arrival order
+
+    def keep(i: int, rec: dict[str, Any]) -> None:
+        partial.write(json.dumps(rec, sort_keys=True) + "\n")
+        partial.flush()
+
     try:
         records = paper.run_matrix(params, client=client, address=args.dask,
-                                   progress=text_progress(sys.stderr, "experiments"))
+                                   progress=text_progress(sys.stderr, "experiments"),
+                                   on_record=keep)
     finally:
+        partial.close()
         if client is not None:
             client.close()
         if cluster is not None:
@@ -68,6 +77,7 @@ def _cmd_paper(args: argparse.Namespace) -> int:
     with open(args.out, "w") as f:
         for r in records:
             f.write(json.dumps(r, sort_keys=True) + "\n")
+    Path(args.out + ".partial").unlink(missing_ok=True)
     local = client is None and args.dask is None
     per = f"{(time.process_time() - cpu) / max(len(records), 1):.1f} s CPU" if local else "-"
     print(f"{len(records)} experiments in {wall:.1f} s wall ({per} per experiment); "

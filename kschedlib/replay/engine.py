@@ -107,7 +107,8 @@ class ReplayResult:
 class _Tracker:
     """Arrived and allocated amounts per resource, and the records."""
 
-    __slots__ = ("meter", "capacity", "arrived", "used", "placed", "records", "scheduled",
+    __slots__ = ("meter", "capacity", "arrived", "used", "placed", "keys_to_uid", "records",
+                 "scheduled",
                  "failed", "samplers", "sample_every", "_next_sample", "ratios", "_ratio_i",
                  "ratio_resource", "keys")
 
@@ -119,6 +120,7 @@ class _Tracker:
         self.arrived = dict.fromkeys(capacity, 0)
         self.used = dict.fromkeys(capacity, 0)
         self.placed: dict[str, Mapping[str, int]] = {}
+        self.keys_to_uid: dict[str, str] = {}
         self.records: list[dict[str, Any]] = []
         self.scheduled = 0
         self.failed = 0
@@ -140,6 +142,7 @@ class _Tracker:
     def bound(self, pod: Pod, amounts: Mapping[str, int]) -> None:
         self.scheduled += 1
         self.placed[pod.uid] = amounts
+        self.keys_to_uid[pod.key] = pod.uid
         used = self.used
         for k in self.keys:
             v = amounts.get(k, 0)
@@ -147,6 +150,8 @@ class _Tracker:
                 used[k] += v
 
     def released(self, uid: str) -> None:
+        """A deleted pod (by UID or namespace/name) gives its amounts back."""
+        uid = self.keys_to_uid.pop(uid, uid)
         amounts = self.placed.pop(uid, None)
         if amounts is None:
             return
@@ -217,7 +222,7 @@ def replay_submissions(
     cap = _capacity(nodes, capacity_meter)
     tr = _Tracker(meter, cap, samplers, sample_every, sample_ratios, ratio_resource)
     for i, pod in enumerate(pods):
-        amounts = tr.submitted(pod)
+        tr.submitted(pod)
         scheduler.add_pod(pod)
         outcome = _schedule_until_idle(scheduler, tr, pod, drop_unschedulable)
         tr.record(scheduler, i, float(i), pod, outcome)
@@ -238,10 +243,11 @@ def _schedule_until_idle(sched: Scheduler, tr: _Tracker, pod: Pod | None,
             outcome = res.outcome.value
         if res.outcome is Outcome.Scheduled:
             tr.bound(p, tr.meter(p))
-        elif res.outcome in (Outcome.Unschedulable, Outcome.Error, Outcome.BindFailed):
-            if drop_unschedulable:
-                tr.failed += 1
-                sched.delete_pod(p)
+        elif drop_unschedulable and res.outcome in (
+            Outcome.Unschedulable, Outcome.Error, Outcome.BindFailed
+        ):
+            tr.failed += 1
+            sched.delete_pod(p)
 
 
 def replay_events(

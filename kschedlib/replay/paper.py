@@ -61,7 +61,7 @@ class FragSampler:
             for i, v in enumerate(node_frag_amounts(cpu_left, st.milli_left, st.model,
                                                     self.typical)):
                 total[i] += v
-        out = {f"frag_{k}": round(v, 3) for k, v in zip(FRAG_CLASSES, total)}
+        out = {f"frag_{k}": round(v, 3) for k, v in zip(FRAG_CLASSES, total, strict=True)}
         out["idle_gpu_milli"] = round(sum(total), 3)
         out["frag_gpu_milli"] = round(sum(total) - total[2], 3)
         return out
@@ -82,7 +82,7 @@ def shuffled_node_names(nodes: Sequence[Node], seed: int) -> list[Node]:
     perm = list(range(len(ordered)))
     random.Random(f"nodes-{seed}").shuffle(perm)
     out = []
-    for k, n in zip(perm, ordered):
+    for k, n in zip(perm, ordered, strict=True):
         name = f"{k:04d}-{n.metadata.name}"
         labels = {**n.metadata.labels, "kubernetes.io/hostname": name}
         meta = attrs.evolve(n.metadata, name=name, uid=name, labels=labels)
@@ -167,7 +167,7 @@ def paper_matrix(
     return [
         {"trace_dir": str(trace_dir), "task_list": t, "policy": p, "seed": s, "ratio": ratio,
          "node_names": names, "limit_tasks": limit_tasks}
-        for t in task_lists for p in policies for s in seeds
+        for t in task_lists for s in seeds for p in policies
     ]
 
 
@@ -177,13 +177,15 @@ def run_matrix(
     client: Any = None,
     address: str | None = None,
     progress: Any = None,
+    on_record: Any = None,
 ) -> list[dict[str, Any]]:
     """Run the experiments through ``kschedlib.sweep.run_tasks``: locally, or on Dask with
-    ``client``/``address``; the records are identical either way."""
+    ``client``/``address``; the records are identical either way. ``on_record(i, record)``
+    sees each record as it arrives."""
     from kschedlib.sweep.execute import run_tasks
 
     return run_tasks(experiment_record, list(params), client=client, address=address,
-                     progress=progress, name="kschedlib-replay")
+                     progress=progress, name="kschedlib-replay", on_record=on_record)
 
 
 def mean_curves(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[int, float]]:

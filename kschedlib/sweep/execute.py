@@ -75,11 +75,12 @@ def run_tasks(
     address: str | None = None,
     progress: Progress | None = None,
     name: str = "kschedlib-task",
+    on_record: Callable[[int, dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """``[fn(item) for item in items]`` locally, or on Dask (a ``distributed.Client`` or a
     scheduler address); ``fn`` and the items must pickle. Records come back in item order,
     identical whatever the engine; an item whose ``fn`` raises KSchedError gives a record
-    with ``error``."""
+    with ``error``. ``on_record(index, record)`` is called as each record arrives."""
     total = len(items)
 
     def one(i: int, item: Any) -> dict[str, Any]:
@@ -89,6 +90,8 @@ def run_tasks(
         out = []
         for i, item in enumerate(items):
             out.append(one(i, item))
+            if on_record is not None:
+                on_record(i, out[-1])
             if progress is not None:
                 progress(i + 1, total)
         return out
@@ -108,7 +111,10 @@ def run_tasks(
         index = {f.key: i for i, f in enumerate(futures)}
         records: list[dict[str, Any] | None] = [None] * total
         for done, fut in enumerate(dist.as_completed(futures), start=1):
-            records[index[fut.key]] = fut.result()
+            i = index[fut.key]
+            records[i] = fut.result()
+            if on_record is not None:
+                on_record(i, records[i])
             if progress is not None:
                 progress(done, total)
         return [r if r is not None else {"error": "lost"} for r in records]

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from kschedlib import Scheduler
 from kschedlib.clock import FakeClock
-from kschedlib.replay import ReplayEvent, discretize, inflate, replay_events
-from kschedlib.replay import paper
+from kschedlib.replay import ReplayEvent, discretize, inflate, paper, replay_events
 from kschedlib.testing import make_node, make_pod
 from kschedlib.traces import load_alibaba_gpu_trace
 

@@ -8,11 +8,6 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from kschedlib.api.pod import Pod
-from kschedlib.errors import ConfigError
-from kschedlib.framework.cycle_state import CycleState, StateNotFoundError
-from kschedlib.framework.interface import NodeScore
-from kschedlib.framework.status import Code, Status
-from kschedlib.framework.types import NodeInfo
 from kschedlib.contrib.gpushare.frag import FragMeter, TypicalPod, sigmoid
 from kschedlib.contrib.gpushare.resources import (
     GPU_INDEX,
@@ -25,6 +20,11 @@ from kschedlib.contrib.gpushare.resources import (
     node_view,
     pod_shape,
 )
+from kschedlib.errors import ConfigError
+from kschedlib.framework.cycle_state import CycleState, StateNotFoundError
+from kschedlib.framework.interface import NodeScore
+from kschedlib.framework.status import Code, Status
+from kschedlib.framework.types import NodeInfo
 
 GPU_SHARE = "GpuShare"
 RANDOM = "RandomScore"
@@ -407,7 +407,7 @@ class BestFitScore(_ScoreBase):
     ) -> Status | None:
         values = [s.score for s in scores]
         self.normalize_score_values(state, pod, values)
-        for s, v in zip(scores, values):
+        for s, v in zip(scores, values, strict=True):
             s.score = v
         return None
 

@@ -86,8 +86,23 @@ def _int(value: str | None) -> int:
         return 0
 
 
+_SHAPES: dict[int, tuple[Pod, PodShape]] = {}
+
+
 def pod_shape(pod: Pod) -> PodShape:
-    """The pod's shape from its CPU requests and GPU annotations."""
+    """The pod's shape from its CPU requests and GPU annotations (remembered per pod object:
+    pods are immutable)."""
+    hit = _SHAPES.get(id(pod))
+    if hit is not None and hit[0] is pod:
+        return hit[1]
+    shape = _pod_shape(pod)
+    if len(_SHAPES) >= 8192:
+        _SHAPES.clear()
+    _SHAPES[id(pod)] = (pod, shape)
+    return shape
+
+
+def _pod_shape(pod: Pod) -> PodShape:
     cpu = 0
     for c in pod.spec.containers:
         q = c.resources.requests.get("cpu")
