@@ -41,9 +41,11 @@ def _cmd_paper(args: argparse.Namespace) -> int:
     if args.nodes_every > 1:
         names = sorted(n.metadata.name for n in load_nodes(trace_dir / GPU_NODE_LIST))
         node_names = names[:: args.nodes_every]
+    frag = [x / 100 for x in _ints(args.frag_samples)] if args.frag_samples else []
     params = paper.paper_matrix(trace_dir, task_lists=lists, policies=policies,
                                 seeds=_ints(args.seeds), ratio=args.ratio,
-                                node_names=node_names, limit_tasks=args.limit_tasks)
+                                node_names=node_names, limit_tasks=args.limit_tasks,
+                                frag_samples=frag)
     client: Any = None
     cluster: Any = None
     if args.local_cluster:
@@ -123,9 +125,19 @@ def _cmd_report(args: argparse.Namespace) -> int:
                      for p in paper.PAPER_POLICIES if (t, p) in curves}
         sections.append((f"task list {t}", by_policy))
     if args.html:
-        tables = [(f"at {args.at}% arrived, task list {t}",
-                   paper.headline_rows(records, task_list=t, at=args.at),
-                   ["policy", "mean", "paper", "diff", "seeds"]) for t in lists]
+        tables: list[tuple[str, Any, list[str]]] = []
+        for t in lists:
+            tables.append((f"GPU allocation ratio (%) at {args.at}% arrived, task list {t}",
+                           paper.headline_rows(records, task_list=t, at=args.at),
+                           ["policy", "mean", "paper", "diff", "seeds"]))
+            frag = paper.frag_rows(records, task_list=t, at=args.at / 100)
+            if frag:
+                tables.append((f"fragmentation (milli-GPU) at {args.at}% arrived, task list {t}",
+                               frag, ["policy", "frag_pct", "frag_gpu_milli", "idle_gpu_milli",
+                                      "frag_q1_lack_both", "frag_q2_lack_gpu",
+                                      "frag_q3_satisfied", "frag_q4_lack_cpu",
+                                      "frag_xl_satisfied", "frag_xr_lack_cpu",
+                                      "frag_no_access"]))
         Path(args.html).write_text(report.html_report(sections, tables=tables,
                                                       title="GPU allocation ratio",
                                                       y_min=args.y_min))
@@ -153,6 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="run on a Dask LocalCluster of N worker processes")
     p.add_argument("--nodes-every", type=int, default=1, help="keep every k-th node (a cut)")
     p.add_argument("--limit-tasks", type=int, default=None, help="first N tasks only (a cut)")
+    p.add_argument("--frag-samples", default="10,20,30,40,50,60,70,80,90,100,110,120,130",
+                   help="arrived GPU percents at which to sample fragmentation ('' for none)")
     p.set_defaults(fn=_cmd_paper)
     r = sub.add_parser("report", help="table and curves from the paper command's records")
     r.add_argument("records")

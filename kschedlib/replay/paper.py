@@ -25,6 +25,7 @@ from kschedlib.traces.alibaba import AlibabaGpuTrace, load_alibaba_gpu_trace
 PAPER_SEEDS = tuple(range(42, 52))
 PAPER_RATIO = 1.3
 PAPER_POLICIES = tuple(gpushare.POLICIES)
+PAPER_GPUS = 6212
 
 #: The paper's published means (10 seeds) of the GPU allocation ratio (%) at 100 % arrived
 #: workload on the default task list (its artifact's analysis_allo_discrete.csv).
@@ -160,13 +161,14 @@ def paper_matrix(
     ratio: float = PAPER_RATIO,
     node_names: Iterable[str] | None = None,
     limit_tasks: int | None = None,
+    frag_samples: Sequence[float] = (),
 ) -> list[dict[str, Any]]:
     """The experiments of a matrix (task lists x policies x seeds) as parameter dicts for
     ``experiment_record``; the paper's is 17 task lists x 6 policies x 10 seeds = 1,020."""
     names = tuple(sorted(node_names)) if node_names is not None else None
     return [
         {"trace_dir": str(trace_dir), "task_list": t, "policy": p, "seed": s, "ratio": ratio,
-         "node_names": names, "limit_tasks": limit_tasks}
+         "node_names": names, "limit_tasks": limit_tasks, "frag_samples": tuple(frag_samples)}
         for t in task_lists for s in seeds for p in policies
     ]
 
@@ -214,9 +216,37 @@ def headline_rows(
         if c is None or at not in c:
             continue
         seeds = sorted({int(r["seed"]) for r in recs if r["policy"] == policy})
-        full = not any(r.get("cut") for r in recs if r["policy"] == policy)
+        full = all(not r.get("cut") and r.get("total_gpus") == PAPER_GPUS
+                   for r in recs if r["policy"] == policy)
         paper = (PAPER_HEADLINE.get(policy)
                  if (task_list == "default" and at == 100 and full) else None)
         rows.append({"policy": policy, "mean": c[at], "seeds": seeds, "paper": paper,
                      "diff": None if paper is None else round(c[at] - paper, 2)})
+    return rows
+
+
+def frag_rows(
+    records: Iterable[Mapping[str, Any]], *, task_list: str = "default", at: float = 1.0
+) -> list[dict[str, Any]]:
+    """Per policy: the mean fragmentation breakdown (milli-GPU per class, and the fragmented
+    share of idle GPU in %) at the first sample where the arrived GPU share reached ``at``."""
+    acc: dict[str, list[Mapping[str, Any]]] = {}
+    for r in records:
+        if r.get("task_list") != task_list:
+            continue
+        hit = next((f for f in r.get("frag", ()) if f.get("arrived_ratio_gpu_milli", 0) >= at),
+                   None)
+        if hit is not None:
+            acc.setdefault(r["policy"], []).append(hit)
+    rows = []
+    for policy in PAPER_POLICIES:
+        samples = acc.get(policy)
+        if not samples:
+            continue
+        row: dict[str, Any] = {"policy": policy}
+        for k in ("idle_gpu_milli", "frag_gpu_milli", *(f"frag_{c}" for c in FRAG_CLASSES)):
+            row[k] = round(sum(float(f.get(k, 0.0)) for f in samples) / len(samples), 1)
+        idle = row["idle_gpu_milli"]
+        row["frag_pct"] = round(100.0 * row["frag_gpu_milli"] / idle, 2) if idle else 0.0
+        rows.append(row)
     return rows

@@ -13,6 +13,13 @@ from kschedlib.errors import KSchedError
 
 COLORS = ("#7f7f7f", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#d62728", "#8c564b",
           "#e377c2", "#17becf", "#bcbd22")
+#: The FGD paper's policies keep their colour whatever subset is drawn.
+POLICY_COLORS = {"Random": COLORS[0], "DotProd": COLORS[1], "GpuClustering": COLORS[2],
+                 "GpuPacking": COLORS[3], "BestFit": COLORS[4], "FGD": COLORS[5]}
+
+
+def _color(name: str, k: int) -> str:
+    return POLICY_COLORS.get(name, COLORS[k % len(COLORS)])
 
 
 def _scale(v: float, lo: float, hi: float, a: float, b: float) -> float:
@@ -56,7 +63,7 @@ def curves_svg(
     out.append(f"<text x='14' y='{(top + bottom) / 2}' text-anchor='middle' "
                f"transform='rotate(-90 14 {(top + bottom) / 2})'>{html.escape(y_label)}</text>")
     for k, (name, c) in enumerate(curves.items()):
-        color = COLORS[k % len(COLORS)]
+        color = _color(name, k)
         xs = sorted(c)
         path = " ".join(
             f"{_scale(x, x0, x1, left, right):.1f},{_scale(max(c[x], y0), y0, y1, bottom, top):.1f}"
@@ -133,7 +140,7 @@ def plot_curves(
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for k, (name, c) in enumerate(curves.items()):
         xs = sorted(c)
-        ax.plot(xs, [c[x] for x in xs], label=name, color=COLORS[k % len(COLORS)], lw=1.5)
+        ax.plot(xs, [c[x] for x in xs], label=name, color=_color(name, k), lw=1.5)
     ax.set_xlabel("arrived workload (% of GPU capacity)")
     ax.set_ylabel("GPU allocation ratio (%)")
     if y_min is not None:

@@ -102,3 +102,23 @@ def test_paper_matrix_records_are_identical_on_dask() -> None:
         seen: list[int] = []
         remote = paper.run_matrix(params, client=client, progress=lambda d, t: seen.append(d))
     assert remote == local and sorted(seen) == [1, 2]
+
+
+def test_report_html_has_a_table_and_one_line_per_policy(tmp_path: Path) -> None:
+    from kschedlib.replay import report
+    from kschedlib.replay.__main__ import main
+
+    curves = {"BestFit": {0: 0.0, 50: 50.0, 100: 92.5}, "FGD": {0: 0.0, 50: 50.0, 100: 95.0}}
+    page = report.html_report([("default", curves)],
+                              tables=[("t", [{"policy": "FGD", "mean": 95.0}], ["policy", "mean"])])
+    assert page.count("<polyline") == 2 and "<td>95.00</td>" in page
+    recs = tmp_path / "r.jsonl"
+    recs.write_text("\n".join(json.dumps(
+        {"task_list": "default", "policy": p, "seed": 42, "total_gpus": 6212, "cut": False,
+         "curve": {"100": v}, "frag": [{"arrived_ratio_gpu_milli": 1.0, "idle_gpu_milli": 10.0,
+                                        "frag_gpu_milli": 4.0}]})
+        for p, v in (("BestFit", 92.9), ("FGD", 95.2))) + "\n")
+    out = tmp_path / "r.html"
+    assert main(["report", str(recs), "--html", str(out)]) == 0
+    text = out.read_text()
+    assert "<td>92.86</td>" in text and "<td>40.00</td>" in text  # paper column, frag share
