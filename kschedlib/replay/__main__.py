@@ -59,18 +59,18 @@ def _cmd_paper(args: argparse.Namespace) -> int:
                                     processes=True, dashboard_address=None)
         client = dist.Client(cluster)
     start, cpu = time.perf_counter(), time.process_time()
-    partial = open(args.out + ".partial", "w")  # records as they arrive, in arrival order
+    partial = Path(args.out + ".partial")  # records as they arrive, in arrival order
+    partial.write_text("")
 
     def keep(i: int, rec: dict[str, Any]) -> None:
-        partial.write(json.dumps(rec, sort_keys=True) + "\n")
-        partial.flush()
+        with partial.open("a") as f:
+            f.write(json.dumps(rec, sort_keys=True) + "\n")
 
     try:
         records = paper.run_matrix(params, client=client, address=args.dask,
                                    progress=text_progress(sys.stderr, "experiments"),
                                    on_record=keep)
     finally:
-        partial.close()
         if client is not None:
             client.close()
         if cluster is not None:

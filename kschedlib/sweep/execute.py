@@ -112,9 +112,10 @@ def run_tasks(
         records: list[dict[str, Any] | None] = [None] * total
         for done, fut in enumerate(dist.as_completed(futures), start=1):
             i = index[fut.key]
-            records[i] = fut.result()
+            rec: dict[str, Any] = fut.result()
+            records[i] = rec
             if on_record is not None:
-                on_record(i, records[i])
+                on_record(i, rec)
             if progress is not None:
                 progress(done, total)
         return [r if r is not None else {"error": "lost"} for r in records]
