@@ -300,6 +300,31 @@ def replay_events(
     return ReplayResult(tr.records, tr.capacity, tr.scheduled, tr.failed, dict(meta or {}))
 
 
+class TimedTask(Protocol):
+    """A task with trace times (``kschedlib.traces.TraceTask``)."""
+
+    @property
+    def pod(self) -> Pod: ...
+    @property
+    def creation_time(self) -> float | None: ...
+    @property
+    def deletion_time(self) -> float | None: ...
+
+
+def events_from_tasks(nodes: Iterable[Node], tasks: Iterable[TimedTask]) -> list[ReplayEvent]:
+    """Nodes added at time 0, each task's pod added at its creation time and deleted at its
+    deletion time (tasks without a creation time arrive at 0; without a deletion time they
+    stay), in time order."""
+    events = [ReplayEvent(0.0, "add_node", n) for n in nodes]
+    for t in tasks:
+        created = t.creation_time or 0.0
+        events.append(ReplayEvent(created, "add_pod", t.pod))
+        if t.deletion_time is not None and t.deletion_time >= created:
+            events.append(ReplayEvent(t.deletion_time, "delete_pod", t.pod.uid))
+    events.sort(key=lambda e: e.time)
+    return events
+
+
 def inflate(
     pods: Sequence[Pod],
     *,

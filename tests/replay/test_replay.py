@@ -122,3 +122,39 @@ def test_report_html_has_a_table_and_one_line_per_policy(tmp_path: Path) -> None
     assert main(["report", str(recs), "--html", str(out)]) == 0
     text = out.read_text()
     assert "<td>92.86</td>" in text and "<td>40.00</td>" in text  # paper column, frag share
+
+
+def test_trace_event_replay_by_creation_and_deletion_times() -> None:
+    from kschedlib.contrib import gpushare
+    from kschedlib.replay import events_from_tasks
+    from kschedlib.replay.paper import gpu_capacity, gpu_meter
+
+    t = load_alibaba_gpu_trace(CUT, limit_tasks=60)
+    events = events_from_tasks(t.nodes, t.tasks)
+    assert [e.time for e in events] == sorted(e.time for e in events)
+    sched = Scheduler(gpushare.profile_config("BestFit"), plugins=gpushare.plugins(),
+                      clock=FakeClock(), explain=False, deterministic=True)
+    res = replay_events(sched, events, meter=gpu_meter, capacity_meter=gpu_capacity)
+    deleted = sum(1 for e in events if e.action == "delete_pod")
+    assert deleted > 0 and res.scheduled > 0
+    last = res.records[-1]
+    bound = sum(gpu_meter(p)["gpu_milli"] for p in sched.bound_pods())
+    assert last["used_gpu_milli"] == bound  # deletions gave their GPUs back
+
+
+def _half(x: int) -> dict[str, object]:
+    from kschedlib.errors import KSchedError
+
+    if x < 0:
+        raise KSchedError("negative")
+    return {"x": x, "half": x / 2}
+
+
+def test_sweep_run_tasks_keeps_order_and_turns_errors_into_records() -> None:
+    from kschedlib.sweep import run_tasks
+
+    seen: list[tuple[int, object]] = []
+    out = run_tasks(_half, [4, -1, 2], on_record=lambda i, r: seen.append((i, r.get("x"))))
+    assert out[0] == {"x": 4, "half": 2.0} and out[2] == {"x": 2, "half": 1.0}
+    assert out[1]["error"] == "KSchedError: negative"
+    assert seen == [(0, 4), (1, None), (2, 2)]
