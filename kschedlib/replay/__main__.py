@@ -85,6 +85,7 @@ def _cmd_paper(args: argparse.Namespace) -> int:
     print(f"{len(records)} experiments in {wall:.1f} s wall ({per} per experiment); "
           f"records in {args.out}")
     _print_headline(records)
+    _print_compare(records)
     errors = [r for r in records if "error" in r]
     for r in errors:
         print("error:", r["error"], file=sys.stderr)
@@ -110,12 +111,27 @@ def _print_headline(records: Sequence[dict[str, Any]], at: int = 100) -> None:
             print(f"{r['policy']:<14} {r['mean']:>9.2f} {paper_v:>7} {diff:>6}  {s} ({len(seeds)})")
 
 
+def _print_compare(records: Sequence[dict[str, Any]]) -> None:
+    from kschedlib.replay import paper
+
+    rows = paper.compare_rows(records)
+    if not rows:
+        return
+    print("\nLargest difference to the paper's mean curve (every 10% of arrived workload):")
+    print(f"{'task list':<12} {'policy':<14} {'max |diff|':>10} {'at':>4}  seeds")
+    for r in rows:
+        flag = "" if r["within_1pt"] else "  > 1 point"
+        print(f"{r['task_list']:<12} {r['policy']:<14} {r['max_abs_diff']:>10.2f} "
+              f"{r['at']:>4}  {len(r['seeds'])}{flag}")
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from kschedlib.replay import paper, report
 
     records = [json.loads(line) for line in Path(args.records).read_text().splitlines()
                if line.strip()]
     _print_headline(records, at=args.at)
+    _print_compare(records)
     curves = paper.mean_curves(records)
     lists = sorted({t for t, _ in curves}, key=lambda n: (n != "default", n))
     sections = []

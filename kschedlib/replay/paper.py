@@ -5,6 +5,7 @@ of ``kschedlib.contrib.gpushare``; GPU allocation ratio against arrived workload
 from __future__ import annotations
 
 import functools
+import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -249,4 +250,35 @@ def frag_rows(
         idle = row["idle_gpu_milli"]
         row["frag_pct"] = round(100.0 * row["frag_gpu_milli"] / idle, 2) if idle else 0.0
         rows.append(row)
+    return rows
+
+
+def paper_curves() -> dict[str, dict[str, dict[int, float]]]:
+    """The paper artifact's mean curves (10 seeds): task list -> policy -> arrived % (every
+    10 %) -> GPU allocation ratio %, from its expected results."""
+    path = Path(__file__).resolve().parent / "data" / "fgd_atc23_curves.json"
+    raw = json.loads(path.read_text())["curves"]
+    return {t: {p: {int(x): float(v) for x, v in c.items()} for p, c in ps.items()}
+            for t, ps in raw.items()}
+
+
+def compare_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per (task list, policy) of full-size runs: the largest |kschedlib - paper| over the
+    paper's points (every 10 % of arrived workload) and where it is."""
+    recs = [r for r in records if "curve" in r and not r.get("cut")
+            and r.get("total_gpus") == PAPER_GPUS]
+    ours = mean_curves(recs)
+    ref = paper_curves()
+    rows = []
+    for (t, p), c in sorted(ours.items(), key=lambda kv: (kv[0][0] != "default", kv[0])):
+        theirs = ref.get(t, {}).get(p)
+        if theirs is None:
+            continue
+        diffs = {x: round(c[x] - v, 2) for x, v in theirs.items() if x in c}
+        if not diffs:
+            continue
+        worst = max(diffs, key=lambda x: abs(diffs[x]))
+        seeds = sorted({int(r["seed"]) for r in recs if r["task_list"] == t and r["policy"] == p})
+        rows.append({"task_list": t, "policy": p, "seeds": seeds, "max_abs_diff": abs(diffs[worst]),
+                     "at": worst, "within_1pt": abs(diffs[worst]) <= 1.0})
     return rows

@@ -158,3 +158,15 @@ def test_sweep_run_tasks_keeps_order_and_turns_errors_into_records() -> None:
     assert out[0] == {"x": 4, "half": 2.0} and out[2] == {"x": 2, "half": 1.0}
     assert out[1]["error"] == "KSchedError: negative"
     assert seen == [(0, 4), (1, None), (2, 2)]
+
+
+def test_compare_rows_reads_the_paper_curves() -> None:
+    ref = paper.paper_curves()
+    assert len(ref) == 17 and ref["default"]["FGD"][100] == 95.23
+    curve = {str(x): v for x, v in ref["default"]["BestFit"].items()}
+    curve["70"] = ref["default"]["BestFit"][70] + 1.5
+    rec = {"task_list": "default", "policy": "BestFit", "seed": 42, "cut": False,
+           "total_gpus": 6212, "curve": curve}
+    (row,) = paper.compare_rows([rec, {**rec, "cut": True, "policy": "FGD"}])
+    assert (row["policy"], row["at"], row["max_abs_diff"], row["within_1pt"]) == (
+        "BestFit", 70, 1.5, False)
