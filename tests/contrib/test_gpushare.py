@@ -144,3 +144,32 @@ def test_bad_configuration_is_a_typed_error() -> None:
     cfg["profiles"][0]["pluginConfig"][0]["args"]["gpuSelMethod"] = "nope"
     with pytest.raises(ConfigError, match="gpuSelMethod"):
         Scheduler(cfg, plugins=g.plugins())
+
+
+@pytest.mark.parametrize("policy", ["FGD", "GpuClustering", "Random"])
+def test_reuse_gives_the_decisions_of_recomputation(policy: str) -> None:
+    """Node-local reuse (and the policies' memos) against a scheduler that recomputes."""
+    from pathlib import Path
+
+    from kschedlib.clock import FakeClock
+    from kschedlib.replay import paper
+    from kschedlib.replay.engine import replay_submissions
+    from kschedlib.traces import load_alibaba_gpu_trace
+
+    cut = Path(__file__).resolve().parents[1] / "data" / "alibaba-gpu-v2023-cut"
+    trace = load_alibaba_gpu_trace(cut)
+    nodes = paper.shuffled_node_names(trace.nodes[::3], 42)
+    capacity = sum(g.pod_shape(p).total_milli_gpu for p in trace.pods)
+    pods = paper.inflate(trace.pods, meter=lambda p: g.pod_shape(p).total_milli_gpu,
+                         capacity=capacity, ratio=0.25, seed=42)
+    typical = g.typical_pods(g.pod_shape(p) for p in trace.pods)
+    placements = []
+    for reuse in (True, False):
+        sched = Scheduler(g.profile_config(policy, typical), plugins=g.plugins(), seed=42,
+                          clock=FakeClock(), explain=False, deterministic=True,
+                          node_local_cache=reuse)
+        replay_submissions(sched, nodes, pods)
+        placements.append(sorted((p.key, p.spec.node_name,
+                                  p.metadata.annotations.get(g.GPU_INDEX, ""))
+                                 for p in sched.bound_pods()))
+    assert placements[0] == placements[1] and len(placements[0]) > 50
