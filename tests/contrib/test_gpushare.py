@@ -173,3 +173,14 @@ def test_reuse_gives_the_decisions_of_recomputation(policy: str) -> None:
                                   p.metadata.annotations.get(g.GPU_INDEX, ""))
                                  for p in sched.bound_pods()))
     assert placements[0] == placements[1] and len(placements[0]) > 50
+
+
+def test_a_rejected_gpu_pod_is_retried_when_a_gpu_pod_leaves() -> None:
+    sched = scheduler("FGD", (g.TypicalPod(g.PodShape(1000, 1000, 1), 1.0),))
+    sched.add_node(gpu_node("n1", 1))
+    sched.add_pod(gpu_pod("a", 1000))
+    sched.add_pod(gpu_pod("b", 1000))
+    outcomes = {r.pod.metadata.name: r.outcome.value for r in sched.run()}
+    assert outcomes == {"a": "Scheduled", "b": "Unschedulable"}
+    sched.delete_pod("default/a")
+    assert [(r.pod.metadata.name, r.node) for r in sched.run()] == [("b", "n1")]

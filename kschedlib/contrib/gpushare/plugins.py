@@ -22,6 +22,13 @@ from kschedlib.contrib.gpushare.resources import (
 )
 from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState, StateNotFoundError
+from kschedlib.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from kschedlib.framework.interface import NodeScore
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import NodeInfo
@@ -222,6 +229,29 @@ class GpuShare:
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         return None  # forgetting the assumed pod releases its devices
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """A GPU pod leaving frees devices; a node added or changed may bring some."""
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.Pod, ActionType.Delete),
+                                 _gpu_pod_deleted),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeAllocatable
+                             | ActionType.UpdateNodeLabel),
+                _node_changed),
+        ]
+
+
+def _gpu_pod_deleted(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    if not isinstance(old_obj, Pod):
+        raise TypeError(f"expected a Pod, got {type(old_obj).__name__}")
+    if pod_shape(old_obj).gpu_count and pod_shape(pod).gpu_count:
+        return QueueingHint.Queue
+    return QueueingHint.QueueSkip
+
+
+def _node_changed(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    return QueueingHint.Queue if pod_shape(pod).gpu_count else QueueingHint.QueueSkip
 
 
 # ---- Score policies ---------------------------------------------------------------------
