@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from kschedlib.api.node import Node
+from kschedlib.api.objects import as_object
 from kschedlib.api.pod import Pod, is_terminal
 from kschedlib.api.scheduling import Workload, validate_workload_update
 from kschedlib.backend.cache import Cache
@@ -81,25 +82,13 @@ _FORK_OWN_ARGS = frozenset(
 
 
 def _as_pod(obj: Any) -> Pod:
-    """A Pod, or a Pod's Kubernetes JSON as a dict."""
-    if isinstance(obj, Pod):
-        return obj
-    if isinstance(obj, Mapping):
-        return Pod.from_dict(dict(obj))
-    raise InvalidObjectError(
-        type(obj).__name__, "", "expected a Pod or a Pod's Kubernetes JSON as a dict"
-    )
+    """A Pod from a Pod, its Kubernetes JSON as a dict or a client object."""
+    return as_object(obj, Pod)  # type: ignore[no-any-return]
 
 
 def _as_node(obj: Any) -> Node:
-    """A Node, or a Node's Kubernetes JSON as a dict."""
-    if isinstance(obj, Node):
-        return obj
-    if isinstance(obj, Mapping):
-        return Node.from_dict(dict(obj))
-    raise InvalidObjectError(
-        type(obj).__name__, "", "expected a Node or a Node's Kubernetes JSON as a dict"
-    )
+    """A Node from a Node, its Kubernetes JSON as a dict or a client object."""
+    return as_object(obj, Node)  # type: ignore[no-any-return]
 
 
 class Binder(Protocol):
@@ -300,6 +289,10 @@ class Scheduler:
         self._pending: dict[str, Pod] = {}
         self._pending_keys: dict[str, str] = {}
         """namespace/name -> UID of the pending pods."""
+        self._foreign: dict[str, Pod] = {}
+        """Pending pods whose schedulerName no profile has (another scheduler's), by UID."""
+        self._held: dict[str, Pod] = {}
+        """Pods created only once another pod is bound, by that pod's namespace/name."""
         self._waiting: dict[str, _PendingBinding] = {}
         self._victims: list[Pod] = []
         self._last_leftover_flush = self.clock.now()
@@ -437,6 +430,9 @@ class Scheduler:
                 self.queue.move_all_to_active_or_backoff_queue(
                     EVENT_UNSCHEDULED_POD_ADD, None, pod
                 )
+        else:
+            # Another scheduler's pod: kube-scheduler ignores it; kept only to say why.
+            self._foreign[pod.uid] = pod
 
     def _add_assigned(self, pod: Pod) -> None:
         if self._track_workloads:
@@ -460,6 +456,9 @@ class Scheduler:
         """A new version of a pod (matched by UID); an unknown pod is added."""
         pod = _as_pod(pod)
         pending = self._pending.get(pod.uid)
+        if self._foreign.pop(pod.uid, None) is not None and not is_terminal(pod):
+            self.add_pod(pod)
+            return
         if is_terminal(pod):
             self.delete_pod(pod)
             return
@@ -505,6 +504,8 @@ class Scheduler:
         found = self._find_pod(pod)
         if found is None:
             return
+        if self._foreign.pop(found.uid, None) is not None:
+            return
         pending = self._pending.get(found.uid)
         if pending is not None and not pending.spec.node_name:
             self._forget_pending(pending)
@@ -530,6 +531,9 @@ class Scheduler:
         for p in self._pending.values():
             if p.key == pod:
                 return p
+        for p in self._foreign.values():
+            if p.uid == pod or p.key == pod:
+                return p
         for p in self._cached_pods():
             if p.uid == pod or p.key == pod:
                 return p
@@ -541,6 +545,7 @@ class Scheduler:
         """Namespaces, PDBs, storage objects, services, controllers and Workloads plugins read.
         A Workload's pod groups are immutable: changing them raises InvalidObjectError and
         leaves the stored Workload as it was."""
+        obj = as_object(obj)
         if isinstance(obj, Workload):
             prev = self.objects.get_object("Workload", ObjectStore.key_of(obj))
             if isinstance(prev, Workload):
@@ -557,14 +562,16 @@ class Scheduler:
     update_object = add_object
 
     def delete_object(self, obj: Any) -> None:
+        obj = as_object(obj)
         old = self.objects.delete(obj)
         ev = object_event(obj.kind, ActionType.Delete)
         if ev is not None and old is not None:
             self.queue.move_all_to_active_or_backoff_queue(ev, old, None)
 
     def apply(self, objects: Iterable[Any]) -> None:
-        """Add many objects of any kind: nodes first, then other objects, then pods."""
-        objs = list(objects)
+        """Add many objects of any kind (typed, Kubernetes JSON dicts or client objects):
+        nodes first, then other objects, then pods."""
+        objs = [as_object(o) for o in objects]
         for o in objs:
             if isinstance(o, Node):
                 self.add_node(o)
@@ -575,6 +582,16 @@ class Scheduler:
             if isinstance(o, Pod):
                 self.add_pod(o)
 
+    def hold(self, pod: Pod | Mapping[str, Any], *, after: str) -> None:
+        """Add ``pod`` once the pod ``after`` (namespace/name) is bound, as an OrderedReady
+        StatefulSet controller creates ordinal N+1 once N runs (``load_cluster`` marks such
+        pods; ``Cluster.scheduler()`` and ``kschedlib simulate`` hold them this way)."""
+        self._held[after] = _as_pod(pod)
+
+    def held_pods(self) -> list[Pod]:
+        """Pods held by :meth:`hold`, not created yet."""
+        return list(self._held.values())
+
     def _activate_from_plugin(self, pods: Any) -> None:
         """Handle.Activate for plugins: pending pods by object (a mapping or an iterable)."""
         items = pods.values() if isinstance(pods, Mapping) else pods
@@ -582,14 +599,22 @@ class Scheduler:
 
     def why_pending(self, pod: Pod | str) -> str | None:
         """Why a pending or waiting pod is not bound yet: the gating PreEnqueue plugin's
-        message, the Permit wait (with the gang's progress), or the last FailedScheduling
-        message; None for an unknown or bound pod."""
+        message, the Permit wait (with the gang's progress), the last FailedScheduling
+        message, or ``no profile for schedulerName "x"`` for a pod no profile schedules;
+        None for an unknown or bound pod."""
         found = self._find_pod(pod)
         if found is None:
+            key = pod.key if isinstance(pod, Pod) else pod
+            for after, held in self._held.items():
+                if held.key == key or held.uid == key:
+                    return f"not created yet: created once {after} is bound (OrderedReady)"
             return None
         pb = self._waiting.get(found.uid)
         if pb is not None:
             return self._waiting_message(pb.fwk, pb.assumed)
+        foreign = self._foreign.get(found.uid)
+        if foreign is not None:
+            return f'no profile for schedulerName "{foreign.spec.scheduler_name}"'
         current = self._pending.get(found.uid)
         if current is None:
             return None
@@ -904,6 +929,9 @@ class Scheduler:
         self.events.append(Event("Normal", "Scheduled", assumed.key, msg, self.clock.now()))
         fwk.run_post_bind_plugins(state, assumed, host)
         self.metrics.observe_attempt("scheduled", time.perf_counter() - start)
+        successor = self._held.pop(assumed.key, None)
+        if successor is not None:
+            self.add_pod(successor)
         return SchedulingResult(bound, Outcome.Scheduled, host, msg, None, (), pb.explanation)
 
     def _bind(self, fwk: Framework, state: CycleState, pod: Pod, host: str) -> Status | None:
@@ -1071,13 +1099,28 @@ class Scheduler:
     # ------------------------------------------------------------------ inspection
 
     def _cached_pods(self) -> list[Pod]:
-        return [pi.pod for ni in self.cache.dump().nodes.values() for pi in ni.pods]
+        return self.cache.pods()
 
     def bound_pods(self) -> list[Pod]:
-        return [p for p in self._cached_pods() if p.spec.node_name]
+        """Pods whose binding went through (what the API server shows with a nodeName).
+        Pods the scheduler placed but has not bound yet are :meth:`assumed_pods`."""
+        cache = self.cache
+        return [p for p in cache.pods() if p.spec.node_name and not cache.is_assumed_pod(p)]
+
+    def assumed_pods(self) -> list[Pod]:
+        """Pods placed on a node in the cache but not bound yet: held at Permit
+        (:meth:`waiting_pods`, e.g. a gang short of members) or in their binding cycle."""
+        cache = self.cache
+        return [p for p in cache.pods() if cache.is_assumed_pod(p)]
 
     def waiting_pods(self) -> list[Pod]:
+        """Pods held at Permit (assumed on their node, waiting for a verdict)."""
         return [pb.assumed for pb in self._waiting.values()]
+
+    def foreign_pods(self) -> list[Pod]:
+        """Pending pods no profile schedules (their schedulerName names another scheduler);
+        kube-scheduler ignores them, :meth:`why_pending` says so."""
+        return list(self._foreign.values())
 
     # ------------------------------------------------------------------ what-if
 

@@ -198,10 +198,15 @@ class WorkloadReference:
             raise FieldError(*errs[0])
 
 
+def _scheduler_name(value: str) -> str:
+    return value or "default-scheduler"
+
+
 @attrs.define(slots=True, frozen=True, kw_only=True)
 class PodSpec:
     node_name: str = ""
-    scheduler_name: str = "default-scheduler"
+    # The API server defaults an empty schedulerName to default-scheduler.
+    scheduler_name: str = attrs.field(default="default-scheduler", converter=_scheduler_name)
     priority: int | None = None
     priority_class_name: str = ""
     preemption_policy: str | None = attrs.field(

@@ -498,6 +498,11 @@ class Cache:
         """Names of the nodes in the node tree, in snapshot (round-robin by zone) order."""
         return self._tree.list()
 
+    def pods(self) -> list[Pod]:
+        """Every pod in the cache (bound and assumed), node by node as :meth:`dump` lists
+        them, without copying any NodeInfo."""
+        return [pi.pod for item in self._nodes.values() for pi in item.info.pods]
+
     def dump(self) -> Dump:
         return Dump(
             nodes={name: self._copy(item) for name, item in self._nodes.items()},
