@@ -103,6 +103,13 @@ class HostHooks(Protocol):
     def delete_pod(self, pod: Pod, reason: str) -> None: ...
 
 
+class Ticker(Protocol):
+    """A part of the scheduler with periodic work (eviction): ``Scheduler.tick()`` calls
+    ``tick()`` when the clock has moved since the last call."""
+
+    def tick(self) -> Any: ...
+
+
 class AcceptingBinder:
     """A binder that accepts every binding (simulation)."""
 
@@ -299,6 +306,8 @@ class Scheduler:
         self._in_cycle: tuple[CycleState, Pod, str] | None = None
         """(state, assumed pod, node) once a cycle has assumed its pod, for undoing it."""
         self._eviction: Any = None
+        self._tickers: list[Ticker] = []
+        self._ticked_at: float | None = None
 
     @property
     def eviction(self) -> Evictions:
@@ -655,8 +664,11 @@ class Scheduler:
     # ------------------------------------------------------------------ time
 
     def tick(self) -> None:
-        """Periodic work due at the clock's time: backoff completions, the unschedulable
-        leftover flush, expired assumed pods and Permit timeouts."""
+        """Periodic work due at the clock's time, of every part the scheduler owns: backoff
+        completions, the unschedulable leftover flush, expired assumed pods, and (once the
+        clock has moved) the registered tickers' work: ``sched.eviction``'s graceful
+        deletions and taint-based evictions. Permit timeouts are read by ``run()`` /
+        ``resume_waiting()``."""
         self.queue.flush_backoff_q_completed()
         now = self.clock.now()
         if now - self._last_leftover_flush >= UNSCHEDULABLE_LEFTOVER_FLUSH_PERIOD:
@@ -664,6 +676,15 @@ class Scheduler:
             self.queue.flush_unschedulable_pods_leftover()
         for pod in self.cache.cleanup_expired_assumed_pods(now):
             self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None)
+        if self._tickers and now != self._ticked_at:
+            self._ticked_at = now
+            for ticker in list(self._tickers):
+                ticker.tick()
+
+    def add_ticker(self, ticker: Ticker) -> None:
+        """Run ``ticker.tick()`` from :meth:`tick` (a part with periodic work of its own)."""
+        if ticker not in self._tickers:
+            self._tickers.append(ticker)
 
     # ------------------------------------------------------------------ the loop
 

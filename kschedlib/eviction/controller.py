@@ -125,6 +125,7 @@ class Evictions:
         self._terminating: dict[str, _Terminating] = {}
         self.events: list[Event] = []
         self.evicted: list[Pod] = []
+        scheduler.add_ticker(self)  # Scheduler.tick() runs this part's tick() too
 
     # ------------------------------------------------------------------ helpers
 

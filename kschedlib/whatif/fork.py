@@ -55,6 +55,7 @@ _HANDLED = frozenset(
         "feature_gates",
         "workload_manager",
         "_eviction",
+        "_tickers",
     }
 )
 _VALUES = (int, float, str, bytes, bool, type(None), tuple, frozenset)
@@ -137,6 +138,8 @@ def fork_scheduler(
             if name != "_eviction" and not isinstance(value, _VALUES) and name in vars(new):
                 memo[id(value)] = getattr(new, name)
         new._eviction = copy.deepcopy(eviction, memo)
+    # The scheduler's own tickers (eviction), mapped to the fork's copies; others stay home.
+    new._tickers = [new._eviction] if eviction is not None and eviction in sched._tickers else []
     for uid, pb in sched._waiting.items():
         fwk = new.frameworks[pb.fwk.profile_name]
         wp = pb.fwk.waiting_pods.get(uid)
