@@ -955,6 +955,31 @@ class Scheduler:
             self.add_pod(successor)
         return SchedulingResult(bound, Outcome.Scheduled, host, msg, None, (), pb.explanation)
 
+    def _binding_refused(self, pod: Pod, node: str, exc: Exception) -> None:
+        """A binding made inside a transaction that the host's binder refused at commit: a
+        bind failure, as outside a transaction: the pod leaves the node, is pending again
+        and retried after backoff, and pods that did not fit may fit now."""
+        cached = self._cached(pod)
+        fwk = self.framework_for(pod)
+        if cached is None or cached.spec.node_name != node or fwk is None:
+            return  # deleted or moved meanwhile
+        start = time.perf_counter()
+        self.workload_manager.delete_pod(cached)
+        self.cache.remove_pod(cached)
+        pending = cached.with_node_name("")
+        if pending.status.nominated_node_name:
+            pending = pending.with_nominated_node_name("")
+        self._pending[pending.uid] = pending
+        self._pending_keys[pending.key] = pending.uid
+        if self._track_workloads:
+            self.workload_manager.add_pod(pending)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, cached, None)
+        qpi = self.queue.new_queued_pod_info(pending)
+        qpi.attempts = 1
+        msg = f'running Bind plugin "DefaultBinder": {from_exception(exc).message()}'
+        self._fail(fwk, qpi, Status.error(msg), CLEAR_NOMINATED_NODE, None, start, msg,
+                   outcome=Outcome.BindFailed)
+
     def _bind(self, fwk: Framework, state: CycleState, pod: Pod, host: str) -> Status | None:
         for ext in self.extenders:
             if ext.is_binder() and ext.is_interested(pod):
@@ -1172,8 +1197,12 @@ class Scheduler:
         back when the block ends, unless ``commit()`` was called on the yielded transaction;
         an exception always rolls back. Binder calls and victim deletions made inside are
         recorded on the transaction and delivered to the host's binder and hooks only when
-        the outermost transaction commits. Transactions nest. After a rollback, objects taken
-        from the scheduler before (``sched.queue``, ``sched.cache``) are stale: read them again.
+        the outermost transaction commits; a binding the binder refuses then is a bind failure
+        (the pod is pending again and retried after backoff), and every other binding is still
+        delivered. Transactions nest. A rollback restores the state into the same objects
+        (``sched.queue``, ``sched.cache``, the plugins stay valid; a plugin without ``clone()``
+        keeps its own state); the clock is not rewound: a FakeClock advanced inside stays
+        advanced.
         """
         from kschedlib.whatif.fork import begin
 
@@ -1185,6 +1214,13 @@ class Scheduler:
             txn._close()
             raise
         txn._close()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Scheduler:
+        """``copy.deepcopy(sched)`` is ``sched.fork()``: an independent scheduler (binding with
+        an accepting binder, no host hooks, a clone of the clock)."""
+        new = self.fork()
+        memo[id(self)] = new
+        return new
 
     def can_schedule(self, pod: Pod | str) -> Verdict:
         """Would ``pod`` be scheduled now, where and why; if not, the FitError text and what

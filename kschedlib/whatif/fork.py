@@ -56,6 +56,7 @@ _HANDLED = frozenset(
         "workload_manager",
         "_eviction",
         "_tickers",
+        "explanation_history",
     }
 )
 _VALUES = (int, float, str, bytes, bool, type(None), tuple, frozenset)
@@ -126,6 +127,7 @@ def fork_scheduler(
     new.events = list(sched.events)
     new.metrics = copy.deepcopy(sched.metrics)
     new.explanations = dict(sched.explanations)
+    new.explanation_history = {k: list(v) for k, v in sched.explanation_history.items()}
     new._pending = dict(sched._pending)
     new._victims = list(sched._victims)
     new._last_leftover_flush = sched._last_leftover_flush
@@ -166,42 +168,11 @@ def _copy_waiting_pod(wp: Any) -> Any:
 
 
 def adopt(sched: Scheduler, saved: Scheduler) -> None:
-    """Make ``sched`` take ``saved``'s state (a rollback); ``saved`` must not be used again."""
-    txns = sched._txns
-    for name, value in vars(saved).items():
-        if name != "_txns":
-            setattr(sched, name, value)
-    sched._txns = txns
-    # Re-point what referred to the savepoint object (itself or its bound methods) at the
-    # scheduler: the hooks, the frameworks' nominator, the queue's listers, and whatever
-    # another component was given at construction.
-    sched._hooks._sched = sched
-    q = sched.queue
-    parts = [q, q.nominator, sched.cache, sched.algorithm, *sched.frameworks.values()]
-    parts += [v for v in vars(sched).values() if not isinstance(v, (*_VALUES, list, dict, set))]
-    for obj in parts:
-        _repoint(obj, saved, sched)
+    """Make ``sched`` take ``saved``'s state (a rollback), in place: the objects the host holds
+    stay valid (see :mod:`kschedlib.rollback`); ``saved`` must not be used again."""
+    from kschedlib.rollback import restore
 
-
-def _attribute_names(obj: Any) -> list[str]:
-    names = list(getattr(obj, "__dict__", {}))
-    for cls in type(obj).__mro__:
-        slots = cls.__dict__.get("__slots__", ())
-        names.extend([slots] if isinstance(slots, str) else slots)
-    return names
-
-
-def _repoint(obj: Any, old: Any, new: Any) -> None:
-    """Replace references to ``old`` (and methods bound to it) held by ``obj``'s attributes."""
-    for name in _attribute_names(obj):
-        try:
-            value = getattr(obj, name)
-        except AttributeError:
-            continue
-        if value is old:
-            setattr(obj, name, new)
-        elif getattr(value, "__self__", None) is old and hasattr(value, "__func__"):
-            setattr(obj, name, getattr(new, value.__func__.__name__))
+    restore(sched, saved)
 
 
 @attrs.define(slots=True, eq=False)
@@ -252,8 +223,13 @@ class Transaction:
         for pod, reason in self.evictions:
             if hooks is not None:
                 hooks.delete_pod(pod, reason)
+        # Every binding is delivered; one the binder refuses is a bind failure (the pod is
+        # pending again, retried after backoff), as it would have been outside.
         for pod, node in self.bindings:
-            sched._binder.bind(pod, node)
+            try:
+                sched._binder.bind(pod, node)
+            except Exception as exc:
+                sched._binding_refused(pod, node, exc)
 
 
 def begin(sched: Scheduler) -> Transaction:

@@ -218,6 +218,27 @@ class Cache:
         new._head = head
         return new
 
+    def restore_from(self, saved: Cache) -> None:
+        """Take the state of ``saved``, a :meth:`fork` of this cache that nothing else uses
+        (a transaction's savepoint), in place: this object stays the one its holders know.
+        O(nodes changed since the fork): the nodes this cache changed meanwhile get a fresh
+        generation, so a snapshot brought up to date copies them (and only them) again."""
+        changed = self.changed_since(saved._shared_generation)
+        changed += saved._nodes.keys() - self._nodes.keys()  # removed since the fork
+        self._assumed = saved._assumed
+        self._pod_states = saved._pod_states
+        self._nodes = saved._nodes
+        self._head = saved._head
+        self._tree = saved._tree
+        self._images = saved._images
+        self._shared_generation = saved._shared_generation
+        for name in dict.fromkeys(changed):
+            item = self._nodes.get(name)
+            if item is not None:
+                info = item.info = item.info.clone()
+                info.generation = next_generation()
+                self._move_to_head(item)
+
     # ---- most-recently-updated list -------------------------------------------------------
 
     def _item(self, name: str) -> _NodeItem:
