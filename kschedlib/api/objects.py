@@ -71,13 +71,6 @@ def decode_any(doc: dict[str, Any]) -> Any:
     return decoder(doc) if decoder is not None else doc
 
 
-def load_objects(*sources: Any) -> Any:
-    """See :func:`kschedlib.api.loader.load_objects` (kept here for older imports)."""
-    from kschedlib.api.loader import load_objects as _load
-
-    return _load(*sources)
-
-
 def as_object(obj: Any, expected: type[Any] | None = None) -> Any:
     """A typed object from a typed object, a Kubernetes JSON dict or an object of a Python
     client (the official ``kubernetes`` client, lightkube, kr8s): what every method taking an

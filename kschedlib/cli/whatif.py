@@ -11,8 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from kschedlib.api.loader import load_objects
 from kschedlib.api.node import Node
-from kschedlib.api.objects import load_objects
 from kschedlib.api.pod import Pod
 from kschedlib.errors import KSchedError
 from kschedlib.scheduler import Scheduler
