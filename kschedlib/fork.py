@@ -5,7 +5,8 @@ snapshot copy an entry before their first write after the fork), copies the queu
 bookkeeping objects, rebuilds the frameworks from the same configuration, and gives each
 plugin either a ``clone(handle)`` of the parent's instance or a fresh one built by its
 factory (whose state must then be derivable from the cluster, as the in-tree plugins' is).
-A transaction keeps such a fork as its savepoint and, on rollback, takes its state back.
+A transaction takes a lighter savepoint instead (:mod:`kschedlib.rollback`: the cache's
+change journal and copies of the small parts) and, on rollback, restores it in place.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import attrs
 from kschedlib.api.pod import Pod
 from kschedlib.errors import KSchedError
 from kschedlib.framework.registry import PluginSpec, Registry
-from kschedlib.rollback import restore
+from kschedlib.rollback import Savepoint
 
 # kschedlib.scheduler imports this module, so its types are not imported here: a Scheduler,
 # its binder and its host hooks are what ``Scheduler.fork``/``transaction`` pass in.
@@ -169,18 +170,12 @@ def _copy_waiting_pod(wp: Any) -> Any:
     return c
 
 
-def adopt(sched: Scheduler, saved: Scheduler) -> None:
-    """Make ``sched`` take ``saved``'s state (a rollback), in place: the objects the host holds
-    stay valid (see :mod:`kschedlib.rollback`); ``saved`` must not be used again."""
-    restore(sched, saved)
-
-
 @attrs.define(slots=True, eq=False)
 class Transaction:
     """An open transaction (see ``Scheduler.transaction``): what it recorded so far."""
 
     _sched: Scheduler
-    _savepoint: Scheduler | None
+    _savepoint: Savepoint | None
     bindings: list[tuple[Pod, str]] = attrs.field(factory=list)
     """Binder calls made inside, in order (delivered to the host's binder on commit)."""
     evictions: list[tuple[Pod, str]] = attrs.field(factory=list)
@@ -210,10 +205,11 @@ class Transaction:
         sched._txns.pop()
         self.closed = True
         saved, self._savepoint = self._savepoint, None
+        assert saved is not None
         if not self.committed:
-            assert saved is not None
-            adopt(sched, saved)
+            saved.restore(sched)
             return
+        saved.release(sched)
         if sched._txns:  # nested: the outer transaction now owns what this one recorded
             outer = sched._txns[-1]
             outer.bindings.extend(self.bindings)
@@ -233,11 +229,8 @@ class Transaction:
 
 
 def begin(sched: Scheduler) -> Transaction:
-    """Open a transaction: fork a savepoint sharing the clock, binder and host hooks."""
-    saved = fork_scheduler(
-        sched, binder=sched._binder, host_hooks=sched._host_hooks, clock=sched.clock
-    )
-    txn = Transaction(sched, saved)
+    """Open a transaction: take a savepoint (:class:`kschedlib.rollback.Savepoint`)."""
+    txn = Transaction(sched, Savepoint(sched))
     sched._txns.append(txn)
     return txn
 
