@@ -81,8 +81,8 @@ def _copy_waiting_pod(wp: Any) -> Any:
 def _parts_memo(sched: Any) -> dict[int, Any]:
     """A deepcopy memo that keeps the scheduler and its parts as they are (shared)."""
     memo: dict[int, Any] = {id(sched): sched}
-    for value in vars(sched).values():
-        if not isinstance(value, _VALUES):
+    for name, value in vars(sched).items():
+        if name not in ("_eviction", "_tickers") and not isinstance(value, _VALUES):
             memo[id(value)] = value
     return memo
 

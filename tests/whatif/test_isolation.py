@@ -230,3 +230,19 @@ def test_after_a_rollback_the_kept_plugin_caches_decide_as_a_scheduler_that_neve
             w.delete_pod(f"default/after-{r}-0")
             if r == seed % 3:
                 w.delete_node("n2")
+
+
+def test_eviction_state_is_rolled_back_with_the_transaction() -> None:
+    s = cluster(2)
+    s.add_pod(pod("p", node_name="n0"))
+    ev = s.eviction
+    ev_before = (dict(ev._terminating), list(ev.evicted), len(ev.events))
+    with s.transaction():
+        ev.evict("default/p")  # graceful deletion pending
+        assert ev._terminating
+    assert s.eviction is ev
+    assert (dict(ev._terminating), list(ev.evicted), len(ev.events)) == ev_before
+    assert ev.scheduler is s
+    s.clock.advance(60)
+    s.tick()
+    assert [p.key for p in s.bound_pods()] == ["default/p"]
