@@ -302,7 +302,8 @@ class SchedulingCycles(SchedulerBase):
     def _binding_refused(self, pod: Pod, node: str, exc: Exception) -> None:
         """A binding made inside a transaction that the host's binder refused at commit: a
         bind failure, as outside a transaction: the pod leaves the node, is pending again
-        and retried after backoff, and pods that did not fit may fit now."""
+        and retried after backoff, and pods that did not fit may fit now. (What Reserve and
+        PreBind wrote for it, a claim's allocation say, stays: its cycle ended long ago.)"""
         cached = self._cached(pod)
         fwk = self.framework_for(pod)
         if cached is None or cached.spec.node_name != node or fwk is None:

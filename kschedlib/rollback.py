@@ -1,14 +1,14 @@
 """Rolling a scheduler back to a transaction's savepoint, in place.
 
 A savepoint records the cache's changes from its start (a journal) and copies the small
-parts of the scheduler. A rollback puts the state back into the objects the host holds: ``sched.queue``, ``sched.cache``,
-``sched.snapshot``, ``sched.objects``, the frameworks and their plugin instances stay the same
-objects and stay valid. A plugin with ``clone(handle)`` gets the state of its savepoint clone
-back (its savepoint clone cloned again for the host's framework, then moved into the host's
-instance); a plugin
-without it is left as it is (its state must be derivable from the cluster, as the in-tree
-plugins' is: their caches are keyed by NodeInfo generations, and every node the transaction
-changed gets a fresh generation). The clock is not rewound.
+parts of the scheduler. A rollback puts the state back into the objects the host holds:
+``sched.queue``, ``sched.cache``, ``sched.snapshot``, ``sched.objects``, the frameworks and
+their plugin instances stay the same objects and stay valid. A plugin with
+``clone(handle)`` gets its saved state back (the savepoint's clone, cloned again for the
+host's framework, moved into the host's instance); a plugin without it is left as it is (its
+state must be derivable from the cluster, as the in-tree plugins' is: their caches are
+keyed by NodeInfo generations, and every node the transaction changed gets a fresh
+generation). The clock is not rewound.
 """
 
 from __future__ import annotations
