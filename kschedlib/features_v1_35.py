@@ -1,5 +1,6 @@
-"""Every feature gate a v1.35 Kubernetes component registers, as data (stage, default, lock,
-dependencies at 1.35): kube-scheduler's ``--feature-gates`` accepts all of them.
+"""Every feature gate kube-scheduler v1.35 registers, as data (stage, default, lock, dependencies
+at 1.35, from pkg/features/kube_features.go with the apiserver, client-go, component-base and
+controller-manager gates it includes): kube-scheduler's ``--feature-gates`` accepts all of them.
 
 One line per gate: ``Name STAGE default [locked] [-> Dep1,Dep2]`` with STAGE one of ALPHA, BETA,
 GA, DEPRECATED. Dependencies are v1.35's (``featuregate.AddDependencies``), sorted as the
@@ -11,10 +12,6 @@ from __future__ import annotations
 V1_35_GATE_LINES = """
 AllAlpha ALPHA false
 AllBeta BETA false
-APIResponseCompression BETA true
-APIServerIdentity BETA true
-APIServerTracing GA true locked
-APIServingWithRoutine ALPHA false
 AggregatedDiscoveryRemoveBetaType DEPRECATED true locked
 AllowDNSOnlyNodeCSR DEPRECATED false
 AllowInsecureKubeletCertificateSigningRequests DEPRECATED false
@@ -23,19 +20,15 @@ AllowParsingUserUIDFromCertAuth BETA true
 AllowUnsafeMalformedObjectDeletion ALPHA false
 AnonymousAuthConfigurableEndpoints GA true locked
 AnyVolumeDataSource GA true locked
+APIResponseCompression BETA true
+APIServerIdentity BETA true
+APIServerTracing GA true locked
+APIServingWithRoutine ALPHA false
 AuthorizeNodeWithSelectors GA true locked -> AuthorizeWithSelectors
 AuthorizePodWebsocketUpgradeCreatePermission BETA true
 AuthorizeWithSelectors GA true locked
 BtreeWatchCache GA true locked
 CBORServingAndStorage ALPHA false
-CPUManagerPolicyAlphaOptions ALPHA false
-CPUManagerPolicyBetaOptions BETA true
-CPUManagerPolicyOptions GA true locked
-CRDObservedGenerationTracking BETA false
-CRDValidationRatcheting GA true locked
-CSIMigrationPortworx GA true locked
-CSIServiceAccountTokenSecrets BETA true
-CSIVolumeHealth ALPHA false
 ChangeContainerStatusOnKubeletRestart DEPRECATED false
 ClearingNominatedNodeNameAfterBinding BETA true
 ClientsAllowCBOR ALPHA false
@@ -55,9 +48,24 @@ ContainerRestartRules BETA true
 ContainerStopSignals ALPHA false
 ContextualLogging BETA true
 CoordinatedLeaderElection BETA false
+CPUCFSQuotaPeriod ALPHA false
+CPUManagerPolicyAlphaOptions ALPHA false
+CPUManagerPolicyBetaOptions BETA true
+CPUManagerPolicyOptions GA true locked
+CRDObservedGenerationTracking BETA false
+CRDValidationRatcheting GA true locked
 CrossNamespaceVolumeDataSource ALPHA false
-CustomCPUCFSQuotaPeriod ALPHA false
+CSIMigrationPortworx GA true locked
+CSIServiceAccountTokenSecrets BETA true
+CSIVolumeHealth ALPHA false
 CustomResourceFieldSelectors GA true locked
+DeclarativeValidation BETA true
+DeclarativeValidationTakeover BETA false -> DeclarativeValidation
+DeploymentReplicaSetTerminatingReplicas BETA true
+DetectCacheInconsistency BETA true
+DisableAllocatorDualWrite GA true locked -> MultiCIDRServiceAllocator
+DisableCPUQuotaWithExclusiveCPUs BETA true
+DisableNodeKubeProxyVersion DEPRECATED true
 DRAAdminAccess BETA true -> DynamicResourceAllocation
 DRAConsumableCapacity ALPHA false -> DynamicResourceAllocation
 DRADeviceBindingConditions ALPHA false -> DRAResourceClaimDeviceStatus,DynamicResourceAllocation
@@ -68,13 +76,6 @@ DRAPartitionableDevices ALPHA false -> DynamicResourceAllocation
 DRAPrioritizedList BETA true -> DynamicResourceAllocation
 DRAResourceClaimDeviceStatus BETA true
 DRASchedulerFilterTimeout BETA true -> DynamicResourceAllocation
-DeclarativeValidation BETA true
-DeclarativeValidationTakeover BETA false -> DeclarativeValidation
-DeploymentReplicaSetTerminatingReplicas BETA true
-DetectCacheInconsistency BETA true
-DisableAllocatorDualWrite GA true locked -> MultiCIDRServiceAllocator
-DisableCPUQuotaWithExclusiveCPUs BETA true
-DisableNodeKubeProxyVersion DEPRECATED true
 DynamicResourceAllocation GA true locked
 EnvFiles BETA true
 EventedPLEG ALPHA false
@@ -85,21 +86,22 @@ GenericWorkload ALPHA false
 GitRepoVolumeDriver DEPRECATED false
 GracefulNodeShutdown BETA true
 GracefulNodeShutdownBasedOnPodPriority BETA true -> GracefulNodeShutdown
-HPAConfigurableTolerance BETA true
-HPAScaleToZero ALPHA false
 HonorPVReclaimPolicy GA true locked
 HostnameOverride BETA true
+HPAConfigurableTolerance BETA true
+HPAScaleToZero ALPHA false
 ImageMaximumGCAge GA true locked
 ImageVolume BETA true
 ImageVolumeWithDigest ALPHA false -> ImageVolume
+InformerResourceVersion GA true
 InOrderInformers BETA true
 InOrderInformersBatchProcess BETA true
 InPlacePodLevelResourcesVerticalScaling ALPHA false -> InPlacePodVerticalScaling,NodeDeclaredFeatures,PodLevelResources
 InPlacePodVerticalScaling GA true locked
 InPlacePodVerticalScalingAllocatedStatus DEPRECATED false -> InPlacePodVerticalScaling
 InPlacePodVerticalScalingExclusiveCPUs ALPHA false -> InPlacePodVerticalScaling
-InPlacePodVerticalScalingExclusiveMemory ALPHA false -> InPlacePodVerticalScaling
-InformerResourceVersion GA true
+InPlacePodVerticalScalingExclusiveMemory ALPHA false -> InPlacePodVerticalScaling,MemoryManager
+InTreePluginPortworxUnregister ALPHA false
 JobBackoffLimitPerIndex GA true locked
 JobManagedBy GA true locked
 JobPodReplacementPolicy GA true locked
@@ -110,10 +112,10 @@ KubeletCrashLoopBackOffMax BETA true
 KubeletEnsureSecretPulledImages BETA true
 KubeletFineGrainedAuthz BETA true
 KubeletInUserNamespace ALPHA false
-KubeletPSI BETA true
 KubeletPodResourcesDynamicResources BETA true
 KubeletPodResourcesGet BETA true
 KubeletPodResourcesListUseActivePods DEPRECATED true
+KubeletPSI BETA true
 KubeletRegistrationGetOnExistsOnly DEPRECATED false
 KubeletSeparateDiskGC BETA true
 KubeletServiceAccountTokenForCredentialProviders BETA true
@@ -127,11 +129,12 @@ MatchLabelKeysInPodAffinity GA true locked
 MatchLabelKeysInPodTopologySpread BETA true
 MatchLabelKeysInPodTopologySpreadSelectorMerge BETA true -> MatchLabelKeysInPodTopologySpread
 MaxUnavailableStatefulSet BETA true
+MemoryManager GA true locked
 MemoryQoS ALPHA false
 MultiCIDRServiceAllocator GA true locked
 MutableCSINodeAllocatableCount BETA true
-MutablePVNodeAffinity ALPHA false
 MutablePodResourcesForSuspendedJobs ALPHA false
+MutablePVNodeAffinity ALPHA false
 MutableSchedulingDirectivesForSuspendedJobs ALPHA false
 MutatingAdmissionPolicy BETA false
 NFTablesProxyMode GA true locked
@@ -172,14 +175,14 @@ ResourceHealthStatus ALPHA false -> DynamicResourceAllocation
 RestartAllContainersOnContainerExits ALPHA false -> ContainerRestartRules,NodeDeclaredFeatures
 RetryGenerateName GA true locked
 RotateKubeletServerCertificate BETA true
-RuntimeClassInImageCriApi ALPHA false
-SELinuxChangePolicy BETA true
-SELinuxMount BETA false
-SELinuxMountReadWriteOncePod BETA true
+RuntimeClassInImageCriAPI ALPHA false
 SchedulerAsyncAPICalls BETA false
 SchedulerAsyncPreemption BETA true
 SchedulerPopFromBackoffQ BETA true
 SchedulerQueueingHints GA true locked
+SELinuxChangePolicy BETA true
+SELinuxMount BETA false
+SELinuxMountReadWriteOncePod BETA true
 SeparateCacheWatchRPC DEPRECATED false
 SeparateTaintEvictionController GA true locked
 ServiceAccountNodeAudienceRestriction BETA true
@@ -187,11 +190,12 @@ ServiceAccountTokenJTI GA true locked
 ServiceAccountTokenNodeBinding GA true locked -> ServiceAccountTokenNodeBindingValidation
 ServiceAccountTokenNodeBindingValidation GA true locked
 ServiceAccountTokenPodNodeInfo GA true locked
+ServiceTrafficDistribution GA true locked
 SidecarContainers GA true locked
 SizeBasedListCostEstimate BETA true
 StatefulSetSemanticRevisionComparison BETA true
 StorageCapacityScoring ALPHA false
-StorageNamespaceIndex DEPRECATED false
+StorageNamespaceIndex DEPRECATED true
 StorageVersionAPI ALPHA false -> APIServerIdentity
 StorageVersionHash BETA true
 StorageVersionMigrator BETA false
@@ -201,13 +205,15 @@ StrictIPCIDRValidation ALPHA false
 StructuredAuthenticationConfiguration GA true locked
 StructuredAuthenticationConfigurationEgressSelector BETA true -> StructuredAuthenticationConfiguration
 StructuredAuthenticationConfigurationJWKSMetrics BETA true -> StructuredAuthenticationConfiguration
+StructuredAuthorizationConfiguration GA true locked
 SupplementalGroupsPolicy GA true locked
 SystemdWatchdog GA true locked
 TaintTolerationComparisonOperators ALPHA false
 TokenRequestServiceAccountUIDValidation BETA true
+TopologyAwareHints GA true locked
 TopologyManagerPolicyAlphaOptions ALPHA false
 TopologyManagerPolicyBetaOptions BETA true
-TopologyManagerPolicyOptions GA true locked
+TopologyManagerPolicyOptions GA true
 TranslateStreamCloseWebsocketRequests BETA true
 UnauthenticatedHTTP2DOSMitigation BETA true
 UnknownVersionInteroperabilityProxy ALPHA false -> APIServerIdentity
@@ -216,11 +222,12 @@ UserNamespacesSupport BETA true
 VolumeAttributesClass GA true
 VolumeLimitScaling ALPHA false
 WatchCacheInitializationPostStartHook BETA false
+WatchFromStorageWithoutResourceVersion DEPRECATED false locked
 WatchList BETA true
 WatchListClient BETA true
-WinDSR GA true locked
-WinOverlay GA true locked
-WindowsCPUAndMemoryAffinity ALPHA false
+WindowsCPUAndMemoryAffinity ALPHA false -> MemoryManager
 WindowsGracefulNodeShutdown BETA true -> GracefulNodeShutdown
 WindowsHostNetwork DEPRECATED false
+WinDSR GA true locked
+WinOverlay GA true locked
 """
