@@ -401,6 +401,7 @@ class SchedulingCycles(SchedulerBase):
         if pod is None or pod.spec.node_name:
             self.queue.done(qpi.pod.uid)
         else:
+            before = pod
             if nominating is not None and nominating.nominating_mode == NominatingMode.Override:
                 new = pod.with_nominated_node_name(nominating.nominated_node_name)
                 if new != pod:
@@ -410,6 +411,9 @@ class SchedulingCycles(SchedulerBase):
             qpi.pod_info.update(pod)
             self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
             self.queue.add_nominated_pod(qpi.pod_info, nominating)
+            # The status patch comes back as an update of the pod: a nominated node that
+            # changed or was cleared requeues lower or equal priority pods (itself included).
+            self.nominated_node_name_changed(before, pod)
         rejected = st.is_rejected()
         self.events.append(
             Event("Warning", "FailedScheduling", qpi.pod.key, message, self.clock.now())

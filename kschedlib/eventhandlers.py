@@ -4,17 +4,16 @@ and which scheduling-relevant properties changed between two versions of a node
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kschedlib.api.node import Node
 from kschedlib.api.objects import as_object
-from kschedlib.api.pod import Pod, is_terminal
+from kschedlib.api.pod import Pod, is_terminal, pod_priority
 from kschedlib.api.scheduling import Workload, validate_workload_update
 from kschedlib.backend.queue.queue_events import (
     EVENT_ASSIGNED_POD_DELETE,
     EVENT_UNSCHEDULED_POD_ADD,
-    EVENT_UNSCHEDULED_POD_DELETE,
     pod_scheduling_properties_change,
 )
 from kschedlib.errors import CacheError, InvalidObjectError
@@ -24,6 +23,12 @@ from kschedlib.framework.types import PodInfo
 from kschedlib.scheduler_base import SchedulerBase
 
 EVENT_NODE_ADD = ClusterEvent(EventResource.Node, ActionType.Add)
+
+
+def le_priority(pod: Pod) -> Callable[[Pod], bool]:
+    """getLEPriorityPreCheck: pods of lower or equal priority than ``pod``."""
+    priority = pod_priority(pod)
+    return lambda p: pod_priority(p) <= priority
 EVENT_NODE_DELETE = ClusterEvent(EventResource.Node, ActionType.Delete)
 
 
@@ -33,7 +38,8 @@ def _node_event(action: ActionType) -> ClusterEvent:
 
 def node_scheduling_properties_change(new: Node, old: Node) -> list[ClusterEvent]:
     events: list[ClusterEvent] = []
-    if new.spec.unschedulable != old.spec.unschedulable:
+    if old.spec.unschedulable and not new.spec.unschedulable:
+        # Only becoming schedulable is an event: cordoning moves no pod.
         events.append(_node_event(ActionType.UpdateNodeTaint))
     if new.status.allocatable != old.status.allocatable:
         events.append(_node_event(ActionType.UpdateNodeAllocatable))
@@ -216,9 +222,23 @@ class EventHandlers(SchedulerBase):
             del self._pending_keys[gone.key]
 
     def _set_pending(self, pod: Pod, old: Pod | None = None) -> None:
+        """updatePodInSchedulingQueue: the queue takes the new version; a nominated node
+        that changed (or was cleared) frees the old one as an assigned pod's deletion would,
+        for pods of lower or equal priority."""
         old = old if old is not None else self._pending.get(pod.uid)
         self._pending[pod.uid] = pod
         self.queue.update(old, pod)
+        if old is not None:
+            self.nominated_node_name_changed(old, pod)
+
+    def nominated_node_name_changed(self, old: Pod, new: Pod) -> None:
+        """hasNominatedNodeNameChanged: requeue as AssignedPodDelete of ``old`` (lower or
+        equal priority pods only) when ``old`` had a nominated node and ``new`` has another."""
+        before = old.status.nominated_node_name
+        if before and before != new.status.nominated_node_name:
+            self.queue.move_all_to_active_or_backoff_queue(
+                EVENT_ASSIGNED_POD_DELETE, old, None, le_priority(old)
+            )
 
     def _forget_pending(self, pod: Pod) -> None:
         self._drop_pending(pod)
@@ -238,10 +258,21 @@ class EventHandlers(SchedulerBase):
             return
         pending = self._pending.get(found.uid)
         if pending is not None and not pending.spec.node_name:
-            self._forget_pending(pending)
-            self.queue.move_all_to_active_or_backoff_queue(
-                EVENT_UNSCHEDULED_POD_DELETE, pending, None
+            assumed = self._cached(pending)
+            was_assumed = found.uid in self._waiting or (
+                assumed is not None and self.cache.is_assumed_pod(assumed)
             )
+            self._forget_pending(pending)
+            if was_assumed:
+                # handleAssumedPodDeletion: the resources it held are free again.
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_ASSIGNED_POD_DELETE, assumed or pending, None
+                )
+            elif pending.status.nominated_node_name:
+                # Lower or equal priority pods counted it as if assigned to its node.
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_ASSIGNED_POD_DELETE, pending, None, le_priority(pending)
+                )
             return
         cached = self._cached(found)
         if cached is None:

@@ -112,6 +112,9 @@ class SchedulerBase:
     def _find_pod(self, pod: Pod | str) -> Pod | None:  # eventhandlers.py
         raise NotImplementedError
 
+    def nominated_node_name_changed(self, old: Pod, new: Pod) -> None:  # eventhandlers.py
+        raise NotImplementedError
+
     def _explain(  # explain.py
         self, fwk: Framework, pod: Pod, d: Diagnosis, result: ScheduleResult | None
     ) -> Explanation:
