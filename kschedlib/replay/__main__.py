@@ -68,7 +68,7 @@ def _cmd_paper(args: argparse.Namespace) -> int:
 
     try:
         records = paper.run_matrix(params, client=client, address=args.dask,
-                                   progress=text_progress(sys.stderr, "experiments"),
+                                   progress=text_progress(sys.stderr, label="experiments"),
                                    on_record=keep)
     finally:
         if client is not None:
