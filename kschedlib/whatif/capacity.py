@@ -266,6 +266,8 @@ class _FastPath:
         self.local_filters: list[tuple[str, Any]] = []
         self.other_filters: list[tuple[str, Any]] = []
         self.prescored = False
+        self.prescore_kept: tuple[dict[str, Any], frozenset[str]] | None = None
+        """What PreScore wrote and skipped, when it is the same for every replica."""
         self.nodes: list[Any] | None = None
         self.pos: dict[str, int] = {}
         self.loc = bytearray()
@@ -435,6 +437,29 @@ class _FastPath:
             unscored.add(p)
         return True
 
+    def _prescore_stable(self, state: CycleState) -> bool:
+        """Whether every replica's PreScore writes what this one's did: the plugins that are
+        not node-local skipped, and skip for every replica. PodTopologySpread skips when the
+        pod (or the defaulting, from objects the loop never changes) has no ScheduleAnyway
+        constraint; InterPodAffinity skips when no pod's terms score the replica, and
+        replicas without preferred terms or required affinity terms score nothing. The
+        node-local PreScore plugins store only what they derive from the pod's spec."""
+        skip = state.skip_score_plugins
+        for pl in self.fwk.pre_score_plugins:
+            if pl.name in NODE_LOCAL_PLUGINS:
+                continue
+            if pl.name not in skip or pl.name not in _SIGNATURE_FILTERS:
+                return False
+        aff = self.spec.affinity
+        if aff is not None:
+            pa, anti = aff.pod_affinity, aff.pod_anti_affinity
+            if pa is not None and (pa.required_during_scheduling_ignored_during_execution
+                                   or pa.preferred_during_scheduling_ignored_during_execution):
+                return False
+            if anti is not None and anti.preferred_during_scheduling_ignored_during_execution:
+                return False
+        return True
+
     def _score_and_select(
         self, state: CycleState, pod: Pod, nodes: list[Any], feasible: list[int], reuse: bool
     ) -> str | None:
@@ -444,11 +469,21 @@ class _FastPath:
         if not fwk.has_score_plugins():
             totals = [1] * k
         else:
-            if not (reuse and self.prescored):
+            kept = self.prescore_kept
+            if reuse and self.prescored:
+                pass
+            elif kept is not None and not reuse:
+                state.update(kept[0])
+                state.skip_score_plugins = set(kept[1])
+            else:
                 window = list(itemgetter(*feasible)(nodes))
+                before = dict(state)
                 st = fwk.run_pre_score_plugins(state, pod, window)
                 if st is not None and st.code != Code.Success:
                     return None
+                if not reuse and self._prescore_stable(state):
+                    written = {k: v for k, v in state.items() if before.get(k, _GONE) is not v}
+                    self.prescore_kept = (written, frozenset(state.skip_score_plugins))
             skip = state.skip_score_plugins
             plugins = [pl for pl in fwk.score_plugins if pl.name not in skip]
             for pl in plugins:
@@ -567,6 +602,7 @@ def _shallow_copy(state: CycleState) -> CycleState:
 # values of the topology keys that state names (see _topology_keys).
 _SIGNATURE_FILTERS = frozenset({"PodTopologySpread", "InterPodAffinity"})
 _SMALL = 64
+_GONE: Any = object()
 
 
 def _topology_keys(state: CycleState, names: list[str]) -> tuple[str, ...] | None:
