@@ -160,22 +160,30 @@ class Snapshot:
             self.have_pods_with_required_anti_affinity_node_info_list,
         ):
             if aff:
-                k = self._affinity_index(aff, at, old)
+                k = self._affinity_index(aff, name, at, old)
                 if k is not None:
                     aff[k] = new
         return new
 
-    def _affinity_index(self, aff: list[NodeInfo], at: int | None, old: NodeInfo) -> int | None:
-        """Where ``old`` sits in an affinity list: found by bisection on the node positions
-        (the lists keep node_info_list order), else by a scan."""
+    def _affinity_index(
+        self, aff: list[NodeInfo], name: str, at: int | None, old: NodeInfo
+    ) -> int | None:
+        """Where ``old`` (node ``name``, at position ``at``) sits in an affinity list, None
+        when absent: found by bisection on the node positions (the lists keep node_info_list
+        order), else by a scan."""
         pos = self.positions
         if at is not None:
             try:
                 k = bisect_left(aff, at, key=lambda n: pos[n.name])
             except KeyError:
                 k = -1
-            if 0 <= k < len(aff) and aff[k] is old:
-                return k
+            if 0 <= k < len(aff):
+                if aff[k] is old:
+                    return k
+                if aff[k].name != name:
+                    return None  # not listed (the node's place holds another node)
+            elif k == len(aff):
+                return None
         for k, ni in enumerate(aff):
             if ni is old:
                 return k

@@ -258,6 +258,8 @@ class _FastPath:
             aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None)
         )
         self.disabled = False
+        # The loop never preempts and replicas are never nominated: nominations stay put.
+        self.nominated = fwk.has_nominated_pods()
         """A structural reason (a filter or score this path cannot batch) was met."""
         self.state: CycleState | None = None
         self.tracked: CycleState | None = None
@@ -344,7 +346,7 @@ class _FastPath:
             self.filters = filters
             self.local_filters = [f for f in filters if f[0] in NODE_LOCAL_PLUGINS]
             self.other_filters = [f for f in filters if f[0] not in NODE_LOCAL_PLUGINS]
-            if self.other_filters and fwk.has_nominated_pods():
+            if self.other_filters and self.nominated:
                 self.disabled = True  # nominated pods change the state node by node
                 return None
             if reuse:
@@ -387,16 +389,20 @@ class _FastPath:
         if not fwk.has_score_plugins():
             to_find = 1  # as find_nodes_that_pass_filters: the first feasible node will do
         offset = alg.next_start_node_index % n
-        walk = chain(
-            compress(range(offset, n), mask[offset:]), compress(range(offset), mask[:offset])
-        )
+        want = min(m, to_find + 1)
+        if m * 4 >= n:  # dense: compress walks the bytes at C speed
+            walk = chain(
+                compress(range(offset, n), mask[offset:]), compress(range(offset), mask[:offset])
+            )
+            found = list(islice(walk, want))
+        else:  # sparse: find skips the runs of rejected nodes
+            found = _positions(mask, offset, n, want)
         if m <= to_find:
-            window = list(walk)
+            window = found
             processed = n  # the cycle ran out of nodes before it had enough
         else:
             # The cycle stops at the first feasible node beyond those it needs: the nodes
             # rejected before that one count into the next start index.
-            found = list(islice(walk, to_find + 1))
             window = found[:to_find]
             processed = (found[-1] - offset) % n
         if len(window) == 1:
@@ -420,7 +426,7 @@ class _FastPath:
         filters = self.local_filters
         run = (
             fwk.run_filter_plugins_with_nominated_pods
-            if fwk.has_nominated_pods()
+            if self.nominated
             else fwk.run_filter_plugins
         )
         loc, unscored, pos = self.loc, self.unscored, self.pos
@@ -507,7 +513,7 @@ class _FastPath:
             tot = self.tot
             unscored = self.unscored
             if unscored:
-                todo = [p for p in feasible if p in unscored]
+                todo = unscored.intersection(feasible)
                 fns = [pl.score for pl in plugins]
                 for p in todo:
                     ni = nodes[p]
@@ -565,6 +571,21 @@ class _FastPath:
             return str(nodes[feasible[totals.index(best)]].name)
         at = list(compress(range(k), map(best.__eq__, totals)))
         return str(nodes[feasible[at[alg.rng.randrange(ties)]]].name)
+
+
+def _positions(mask: bytes | bytearray, offset: int, n: int, want: int) -> list[int]:
+    """The first ``want`` positions holding 1 in ``mask``, circularly from ``offset``."""
+    out: list[int] = []
+    find = mask.find
+    p = find(1, offset)
+    while p >= 0 and len(out) < want:
+        out.append(p)
+        p = find(1, p + 1)
+    p = find(1, 0, offset)
+    while p >= 0 and len(out) < want:
+        out.append(p)
+        p = find(1, p + 1, offset)
+    return out
 
 
 def _recount_critical_paths(state: CycleState) -> None:
