@@ -370,7 +370,7 @@ class _FastPath:
         self.seen_generation = cache.latest_generation()
         if not self._refresh(state, pod, nodes, dirty):
             return None
-        mask = self.loc
+        mask: bytes | bytearray = self.loc
         if self.other_filters:
             allowed = self.sigs.allowed(state, pod, nodes, self.other_filters)
             if allowed is None:
