@@ -1,22 +1,16 @@
-"""What-if benchmarks: fork time and memory, the batched capacity loop, and the what-if
-targets of ``--whatif`` (removable_nodes, capacity of spread and anti-affinity templates)."""
+"""What-if benchmarks: fork time and memory, and the batched capacity loop."""
 
 from __future__ import annotations
 
 import argparse
-import gc
 import statistics
 import sys
 import time
 import tracemalloc
 from typing import Any
 
-import attrs
-
-from kschedlib.api.meta import OwnerReference
 from kschedlib.api.pod import Pod
 from kschedlib.api.scenario import Scenario
-from kschedlib.api.workloads import ReplicaSet
 from kschedlib.bench.scheduling import peak_rss_mb
 from kschedlib.framework.handle import FakeClock
 from kschedlib.scheduler import Scheduler
@@ -97,111 +91,6 @@ def run_capacity(path: str, replicas: int = 5000, out: Any = None) -> dict[str, 
           f"({report.batched} batched), stop: {report.stop_reason}", file=out)
     print(f"capacity wall time: {wall:.2f} s (CPU {cpu:.2f} s)", file=out)
     return {"wall": wall, "cpu": cpu, "count": report.count}
-
-
-SPREAD: dict[str, Any] = {
-    "metadata": {"name": "spread", "namespace": "default", "labels": {"app": "spread"}},
-    "spec": {
-        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}}}],
-        "topologySpreadConstraints": [{
-            "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
-            "whenUnsatisfiable": "DoNotSchedule",
-            "labelSelector": {"matchLabels": {"app": "spread"}},
-        }],
-    },
-}
-ANTI: dict[str, Any] = {
-    "metadata": {"name": "anti", "namespace": "default", "labels": {"app": "anti"}},
-    "spec": {
-        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}}}],
-        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
-            "topologyKey": "kubernetes.io/hostname",
-            "labelSelector": {"matchLabels": {"app": "anti"}},
-        }]}},
-    },
-}
-
-
-def _load_replicated(path: str) -> tuple[Scenario, Scheduler]:
-    """The scenario with every pod (running and pending) scheduled, and the pods without a
-    controller given one (a ReplicaSet ``bench-rs`` of their namespace), so that the
-    autoscaler's rules let them move: the scale-down question at full size."""
-    scenario = Scenario.load(path)
-    sched = Scheduler(scenario.config, clock=FakeClock(), seed=0, explain=False)
-    for node in scenario.nodes:
-        sched.add_node(node)
-    for obj in scenario.other_objects():
-        sched.add_object(obj)
-    owner = OwnerReference(api_version="apps/v1", kind="ReplicaSet", name="bench-rs",
-                           uid="bench-rs", controller=True)
-    namespaces: set[str] = set()
-    for pod in [*scenario.pods, *scenario.pending]:
-        if not any(o.controller for o in pod.metadata.owner_references):
-            meta = attrs.evolve(pod.metadata,
-                                owner_references=(*pod.metadata.owner_references, owner))
-            pod = attrs.evolve(pod, metadata=meta)
-            namespaces.add(pod.metadata.namespace or "default")
-        sched.add_pod(pod)
-    for ns in sorted(namespaces):
-        sched.add_object(ReplicaSet.from_dict({"metadata": {"name": "bench-rs", "namespace": ns}}))
-    sched.run()
-    return scenario, sched
-
-
-def run_whatif(
-    path: str, candidates: int | None = None, replicas: int = 5000, only: str = "removable,capacity",
-    out: Any = None,
-) -> dict[str, float]:
-    """One line per what-if target: removable_nodes() over the candidates, capacity() of a
-    template with zone spreading and of one with hostname anti-affinity."""
-    out = out or sys.stdout
-    parts = set(only.split(","))
-    t = time.perf_counter()
-    scenario, sched = _load_replicated(path)
-    gc.collect()
-    gc.freeze()  # the loaded cluster is long-lived: keep it out of the collector's passes
-    print(f"whatif scenario: {scenario.name} ({len(scenario.nodes)} nodes, "
-          f"{len(sched.bound_pods())} pods bound, owned by ReplicaSets), loaded in "
-          f"{time.perf_counter() - t:.1f} s", file=out)
-    figures: dict[str, float] = {}
-    if "removable" in parts:
-        names = sorted(sched.cache.node_names())
-        if candidates is not None:
-            names = names[:candidates]
-        t, c = time.perf_counter(), time.process_time()
-        report = sched.removable_nodes(names)
-        wall, cpu = time.perf_counter() - t, time.process_time() - c
-        print(f"whatif removable_nodes: {len(names)} candidates ({len(report.removable)} "
-              f"removable) in {cpu:.2f} s CPU ({wall:.2f} s wall), "
-              f"{cpu / max(len(names), 1) * 1000:.1f} ms CPU per candidate "
-              "(target: 5000 candidates < 15 s)", file=out)
-        figures["removable_cpu"] = cpu
-    if "capacity" in parts:
-        for label, template in (("spread", SPREAD), ("anti-affinity", ANTI)):
-            pod = Pod.from_dict(template)
-            t, c = time.perf_counter(), time.process_time()
-            cap = sched.capacity(pod, limit=replicas)
-            wall, cpu = time.perf_counter() - t, time.process_time() - c
-            rate = cap.count / max(cpu, 1e-9)
-            print(f"whatif capacity ({label}): {cap.count} replicas ({cap.batched} batched) in "
-                  f"{cpu:.2f} s CPU ({wall:.2f} s wall), {rate:.0f} replicas/s CPU "
-                  "(target: >= 5000/s)", file=out)
-            figures[f"capacity_{label}"] = rate
-    return figures
-
-
-def whatif_main(argv: list[str]) -> int:
-    """``python -m kschedlib.bench --whatif SCENARIO.json``."""
-    ap = argparse.ArgumentParser(prog="python -m kschedlib.bench --whatif")
-    ap.add_argument("scenario")
-    ap.add_argument("--candidates", type=int, default=None,
-                    help="removable_nodes() over the first N nodes by name (default: all)")
-    ap.add_argument("--replicas", type=int, default=5000, help="capacity() replicas per template")
-    ap.add_argument("--only", default="removable,capacity",
-                    help="comma-separated subset of removable,capacity")
-    args = ap.parse_args(argv)
-    run_whatif(args.scenario, args.candidates, args.replicas, args.only)
-    return 0
 
 
 def main(argv: list[str]) -> int:
