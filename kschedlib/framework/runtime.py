@@ -21,7 +21,9 @@ from kschedlib.framework.interface import (
     PreFilterResult,
     SharedLister,
 )
-from kschedlib.framework.node_local_cache import NodeLocalCache
+from kschedlib.framework.node_local_cache import (
+    NodeLocalCache,
+)
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.runtime_binding import MAX_PERMIT_TIMEOUT, BindingPoints
 from kschedlib.framework.runtime_score import (
