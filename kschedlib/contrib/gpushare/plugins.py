@@ -507,10 +507,6 @@ class FGDScore(_ScoreBase):
         return v, None
 
 
-def new_gpu_share(args: Any, handle: Any) -> GpuShare:
-    return GpuShare(args, handle)
-
-
 FACTORIES: dict[str, Any] = {
     GPU_SHARE: GpuShare,
     RANDOM: RandomScore,
