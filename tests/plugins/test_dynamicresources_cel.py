@@ -87,6 +87,9 @@ def test_runtime_errors_use_cel_go_wording() -> None:
     with pytest.raises(CELError, match="no such overload"):
         _eval('device.attributes["gpu.example.com"].model + 1 == 2')
     with pytest.raises(CELError, match="^CEL result of type string could not be converted to bool"):
+        _eval('device.attributes["gpu.example.com"].model')
+    # a result whose declared type is not bool is a compile error (found before any device)
+    with pytest.raises(CELCompileError, match="must evaluate to bool or the unknown type, not string"):
         _eval('device.driver')
 
 

@@ -1,361 +1,924 @@
-"""CEL for DRA device selectors, on top of cel-python (celpy).
+"""CEL for DRA device selectors, compiled, type-checked and costed as Kubernetes does.
 
 Kubernetes' DRA environment (k8s.io/dynamic-resource-allocation/cel): one variable
-``device`` with ``driver``, ``attributes`` and ``capacity``; the last two are keyed by
-domain (an attribute without a domain belongs to the driver's domain) and a missing
-domain is an empty map. Attribute values are strings, ints, bools and semantic versions;
-capacities are Quantities. The Kubernetes library functions used on them (``quantity()``,
-``semver()``, ``compareTo``, ``isGreaterThan``, ``major()``...) are provided here, and
-runtime errors are reported with cel-go's wording ("no such key: model").
+``device`` of type ``kubernetes.DRADevice`` with ``driver``, ``attributes``, ``capacity``
+and ``allowMultipleAllocations``; attributes and capacities are keyed by domain (an
+attribute without a domain belongs to the driver's domain) and a missing domain is an
+empty map. The apiserver's base environment adds the strings, lists, sets, regex, URL,
+IP/CIDR, quantity and semver libraries, optionals and ``cel.bind`` (:mod:`.cellib`).
 
-Each expression is compiled once (module-wide cache); results per (expression, device)
-are memoized by :class:`SelectorCache` (devices are immutable: a new ResourceSlice
-generation brings new device objects)."""
+An expression is parsed with cel-python's grammar, then type-checked and compiled into
+Python closures in one pass: a compile error (syntax, undeclared reference, no matching
+overload, a result that is not bool) is found without evaluating any device, with
+cel-go's wording. Evaluation charges cel-go's runtime cost and stops with ``operation
+cancelled: actual cost limit exceeded`` once CEL_SELECTOR_EXPRESSION_MAX_COST is spent;
+costs are charged before work that allocates, so time and memory stay bounded. Every
+error is one line of text."""
 
 from __future__ import annotations
 
-import operator
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import celpy
 import lark
-from celpy import celtypes, evaluation
-from celpy.evaluation import CELEvalError
+from celpy.celparser import CELParseError, CELParser
 
-from kschedlib.api.quantity import Quantity, parse_quantity
 from kschedlib.api.resource_v1 import Device
-from kschedlib.errors import QuantityError
+from kschedlib.plugins.dynamicresources.celerrors import CELCompileError as CELCompileError
+from kschedlib.plugins.dynamicresources.celerrors import CELError as CELError
+from kschedlib.plugins.dynamicresources.cellib import (
+    BOOL,
+    BYTES,
+    DOUBLE,
+    DYN,
+    ERROR,
+    FUNCTIONS,
+    INT,
+    LIST_CREATE_BASE_COST,
+    MAP_CREATE_BASE_COST,
+    NULL,
+    QUANTITY,
+    STRING,
+    UINT,
+    CelType,
+    Function,
+    OptionalValue,
+    QuantityValue,
+    SemverValue,
+    TypeValue,
+    UInt,
+    cel_type_name,
+    go_type_name,
+    is_dyn,
+    list_of,
+    map_lookup,
+    map_of,
+    optional_of,
+    substitute,
+    type_of,
+    unify,
+)
+from kschedlib.plugins.dynamicresources.selector_cache import (
+    SelectorCache as SelectorCache,  # re-exported
+)
+
+__all__ = [
+    "CEL_SELECTOR_EXPRESSION_MAX_COST", "CEL_SELECTOR_EXPRESSION_MAX_LENGTH", "CELCompileError",
+    "CELError", "CompiledExpression", "OptionalValue", "QuantityValue", "SelectorCache",
+    "SemverValue", "compile_expression", "device_activation",
+]
 
 # resourceapi.CELSelectorExpressionMaxLength (10 Ki characters).
 CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024
 # resourceapi.CELSelectorExpressionMaxCost: the runtime cost limit of one evaluation.
 CEL_SELECTOR_EXPRESSION_MAX_COST = 1_000_000
+# cel-go's parser refuses deeper nesting ("max recursion depth exceeded").
+MAX_NESTING = 250
+
+DEVICE_TYPE = CelType("kubernetes.DRADevice", fields={
+    "driver": STRING,
+    "attributes": map_of(STRING, map_of(STRING, DYN)),
+    "capacity": map_of(STRING, map_of(STRING, QUANTITY)),
+    "allowMultipleAllocations": BOOL,
+})
+_TYPE_IDENTS = {"bool": BOOL, "int": INT, "uint": UINT, "double": DOUBLE, "string": STRING,
+                "bytes": BYTES, "null_type": NULL, "list": list_of(DYN),
+                "map": map_of(DYN, DYN), "type": type_of(DYN), "dyn": DYN}
 
 
-# The errors and the memo live in selector_cache (importable without cel-python); they are
-# re-exported here.
-from kschedlib.plugins.dynamicresources.selector_cache import (  # noqa: E402
-    CELCompileError as CELCompileError,
-)
-from kschedlib.plugins.dynamicresources.selector_cache import (  # noqa: E402
-    CELError as CELError,
-)
-from kschedlib.plugins.dynamicresources.selector_cache import (  # noqa: E402
-    SelectorCache as SelectorCache,
-)
-
-# ------------------------------------------------------------------ value types
+class _CostExceeded(Exception):  # noqa: N818 - cel-go's condition, not a bug
+    """The evaluation went over its cost limit (never absorbed by && or ||)."""
 
 
-class SemverValue:
-    """A semantic version (k8s.io/apiserver/pkg/cel/library semver)."""
+class _Frame:
+    __slots__ = ("cost", "limit", "vars")
 
-    __slots__ = ("major", "minor", "patch", "pre", "text")
-
-    _RE = re.compile(
-        r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
-        r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
-        r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
-    )
-
-    def __init__(self, text: str) -> None:
-        m = self._RE.match(text)
-        if m is None:
-            raise CELError(f"Invalid version: {text}" if text else "Version string empty")
-        self.text = text
-        self.major, self.minor, self.patch = int(m.group(1)), int(m.group(2)), int(m.group(3))
-        self.pre: tuple[Any, ...] = tuple(
-            int(p) if p.isdigit() else p for p in (m.group(4) or "").split(".") if p
-        )
-
-    def compare(self, other: SemverValue) -> int:
-        a = (self.major, self.minor, self.patch)
-        b = (other.major, other.minor, other.patch)
-        if a != b:
-            return -1 if a < b else 1
-        if self.pre == other.pre:
-            return 0
-        if not self.pre:
-            return 1
-        if not other.pre:
-            return -1
-        for x, y in zip(self.pre, other.pre, strict=False):
-            if x == y:
-                continue
-            if isinstance(x, int) and isinstance(y, int):
-                return -1 if x < y else 1
-            if isinstance(x, int):
-                return -1
-            if isinstance(y, int):
-                return 1
-            return -1 if x < y else 1
-        return -1 if len(self.pre) < len(other.pre) else 1
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SemverValue) and self.compare(other) == 0
-
-    def __hash__(self) -> int:
-        return hash((self.major, self.minor, self.patch, self.pre))
-
-    def __repr__(self) -> str:
-        return f"semver({self.text!r})"
+    def __init__(self, variables: dict[str, Any], limit: int) -> None:
+        self.vars = variables
+        self.cost = 0
+        self.limit = limit
 
 
-class QuantityValue:
-    """A resource.Quantity (k8s.io/apiserver/pkg/cel/library quantity)."""
-
-    __slots__ = ("q",)
-
-    def __init__(self, q: Quantity) -> None:
-        self.q = q
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, QuantityValue) and self.q.cmp(other.q) == 0
-
-    def __hash__(self) -> int:
-        return hash(str(self.q))
-
-    def __repr__(self) -> str:
-        return f"quantity({str(self.q)!r})"
+Eval = Callable[[_Frame], Any]
 
 
-def _want(value: Any, cls: type, fn: str) -> Any:
-    if not isinstance(value, cls):
-        raise CELError(f"no such overload: {fn}")
-    return value
+class _Issue(Exception):  # noqa: N818 - a compile error at a position
+    def __init__(self, msg: str, node: Any) -> None:
+        super().__init__(msg)
+        self.msg = msg
+        meta = getattr(node, "meta", None)
+        self.line = getattr(meta, "line", None) or getattr(node, "line", None) or 1
+        self.column = getattr(meta, "column", None) or getattr(node, "column", None) or 1
+
+    def text(self) -> str:
+        return f"ERROR: <input>:{self.line}:{self.column}: {self.msg}"
 
 
-def _semver(s: Any) -> SemverValue:
-    return SemverValue(str(_want(s, str, "semver")))
+def _charge(fr: _Frame, n: int) -> None:
+    fr.cost += n
+    if fr.cost > fr.limit:
+        raise _CostExceeded
 
 
-def _is_semver(s: Any, *_: Any) -> celtypes.BoolType:
+def _call_runtime(fn: Function, args: list[Any], fr: _Frame) -> Any:
+    cost = fn.cost(args) if fn.cost is not None else 1
+    fr.cost += cost
+    if fr.cost > fr.limit:
+        raise _CostExceeded
     try:
-        SemverValue(str(_want(s, str, "isSemver")))
+        return fn.impl(*args)
     except CELError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType(True)
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, ArithmeticError, AttributeError) as exc:
+        raise CELError(_one_line(str(exc)) or f"no such overload: {fn.name}") from None
 
 
-def _quantity(s: Any) -> QuantityValue:
-    try:
-        return QuantityValue(parse_quantity(str(_want(s, str, "quantity"))))
-    except QuantityError:
-        raise CELError("quantities must match the regular expression "
-                       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'") from None
+def _one_line(s: str) -> str:
+    return " ".join(s.split())
 
 
-def _is_quantity(s: Any) -> celtypes.BoolType:
-    try:
-        parse_quantity(str(_want(s, str, "isQuantity")))
-    except QuantityError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType(True)
+# ------------------------------------------------------------------ literals
+
+_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, '"': 34, "'": 39,
+            "\\": 92, "`": 96, "?": 63}
 
 
-def _compare(a: Any, b: Any) -> int:
-    if isinstance(a, SemverValue) and isinstance(b, SemverValue):
-        return a.compare(b)
-    if isinstance(a, QuantityValue) and isinstance(b, QuantityValue):
-        return a.q.cmp(b.q)
-    raise CELError("no such overload: compareTo")
-
-
-def _compare_to(a: Any, b: Any) -> celtypes.IntType:
-    return celtypes.IntType(_compare(a, b))
-
-
-def _greater(a: Any, b: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_compare(a, b) > 0)
-
-
-def _less(a: Any, b: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_compare(a, b) < 0)
-
-
-def _major(v: Any) -> celtypes.IntType:
-    return celtypes.IntType(_want(v, SemverValue, "major").major)
-
-
-def _minor(v: Any) -> celtypes.IntType:
-    return celtypes.IntType(_want(v, SemverValue, "minor").minor)
-
-
-def _patch(v: Any) -> celtypes.IntType:
-    return celtypes.IntType(_want(v, SemverValue, "patch").patch)
-
-
-def _sign(v: Any) -> celtypes.IntType:
-    q = _want(v, QuantityValue, "sign").q
-    return celtypes.IntType(q.sign())
-
-
-def _is_integer(v: Any) -> celtypes.BoolType:
-    f = _want(v, QuantityValue, "isInteger").q.as_fraction()
-    return celtypes.BoolType(f.denominator == 1 and -(2**63) <= f.numerator < 2**63)
-
-
-def _as_integer(v: Any) -> celtypes.IntType:
-    f = _want(v, QuantityValue, "asInteger").q.as_fraction()
-    if f.denominator != 1 or not -(2**63) <= f.numerator < 2**63:
-        raise CELError("cannot convert value to integer")
-    return celtypes.IntType(f.numerator)
-
-
-def _as_float(v: Any) -> celtypes.DoubleType:
-    q = _want(v, QuantityValue, "asApproximateFloat").q
-    return celtypes.DoubleType(float(q.as_fraction()))
-
-
-def _qty_arith(sign: int) -> Callable[[Any, Any], QuantityValue]:
-    def op(a: Any, b: Any) -> QuantityValue:
-        qa = _want(a, QuantityValue, "add").q
-        if isinstance(b, QuantityValue):
-            qb = b.q
-        elif isinstance(b, int):
-            qb = parse_quantity(str(int(b)))
+def _unescape(body: str, as_bytes: bool, node: Any) -> str | bytes:
+    out: list[int] = []
+    i, n = 0, len(body)
+    enc = (lambda c: list(c.encode("utf-8"))) if as_bytes else (lambda c: [ord(c)])
+    while i < n:
+        c = body[i]
+        if c != "\\":
+            out.extend(enc(c))
+            i += 1
+            continue
+        i += 1
+        if i >= n:
+            raise _Issue("Syntax error: invalid escape sequence", node)
+        e = body[i]
+        if e in _ESCAPES:
+            out.append(_ESCAPES[e])
+            i += 1
+        elif e in "xX":
+            out.extend([int(body[i + 1:i + 3], 16)] if as_bytes
+                       else enc(chr(int(body[i + 1:i + 3], 16))))
+            i += 3
+        elif e == "u" or e == "U":
+            width = 4 if e == "u" else 8
+            cp = int(body[i + 1:i + 1 + width], 16)
+            if as_bytes or 0xD800 <= cp <= 0xDFFF or cp > 0x10FFFF:
+                raise _Issue("Syntax error: invalid unicode code point", node)
+            out.append(cp)
+            i += 1 + width
+        elif e in "0123":
+            v = int(body[i:i + 3], 8)
+            out.extend([v] if as_bytes else enc(chr(v)))
+            i += 3
         else:
-            raise CELError("no such overload: add")
-        return QuantityValue(qa + qb if sign > 0 else qa - qb)
-
-    return op
-
-
-_NUMBERS = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
+            raise _Issue(f"Syntax error: invalid escape sequence '\\{e}'", node)
+    if as_bytes:
+        return bytes(out)
+    return "".join(chr(c) for c in out)
 
 
-def _cross_numeric(name: str, op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
-    """cel-go's cross-type numeric comparison (Kubernetes enables it): int, uint and double
-    compare by value; everything else keeps celpy's overloads."""
-    base = evaluation.base_functions[name]
-
-    def compare(a: Any, b: Any) -> Any:
-        if (
-            isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS)
-            and not isinstance(a, celtypes.BoolType) and not isinstance(b, celtypes.BoolType)
-            and type(a) is not type(b)
-        ):
-            x = float(a) if isinstance(a, celtypes.DoubleType) else int(a)
-            y = float(b) if isinstance(b, celtypes.DoubleType) else int(b)
-            return celtypes.BoolType(op(x, y))
-        return base(a, b)
-
-    return compare
-
-
-def _str_fn(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A function of the strings extension on a string receiver."""
-
-    def call(s: Any, *args: Any) -> Any:
-        _want(s, str, name)
-        return fn(str(s), *args)
-
-    return call
-
-
-def _str_split(s: str, sep: Any, n: Any = None) -> celtypes.ListType:
-    parts = s.split(str(sep)) if n is None or int(n) < 0 else (
-        [] if int(n) == 0 else s.split(str(sep), int(n) - 1)
-    )
-    return celtypes.ListType([celtypes.StringType(p) for p in parts])
+def _literal(tok: lark.Token) -> tuple[CelType, Any]:
+    kind, text = tok.type, str(tok)
+    if kind == "BOOL_LIT":
+        return BOOL, text == "true"
+    if kind == "NULL_LIT":
+        return NULL, None
+    if kind == "INT_LIT":
+        neg = text.startswith("-")
+        body = text[1:] if neg else text
+        v = int(body, 16) if body[:2].lower() == "0x" else int(body)
+        v = -v if neg else v
+        if not -(2**63) <= v <= 2**63 - 1:
+            raise _Issue(f"invalid int literal: {text}", tok)
+        return INT, v
+    if kind == "UINT_LIT":
+        body = text[:-1]
+        v = int(body, 16) if body[:2].lower() == "0x" else int(body)
+        if v > 2**64 - 1:
+            raise _Issue(f"invalid uint literal: {text}", tok)
+        return UINT, UInt(v)
+    if kind == "FLOAT_LIT":
+        return DOUBLE, float(text)
+    as_bytes = kind == "BYTES_LIT"
+    s = text[1:] if as_bytes else text
+    raw = s[:1] in ("r", "R")
+    if raw:
+        s = s[1:]
+    q = 3 if s[:3] in ('"""', "'''") else 1
+    body = s[q:-q]
+    if raw:
+        return (BYTES, body.encode("utf-8")) if as_bytes else (STRING, body)
+    return (BYTES if as_bytes else STRING), _unescape(body, as_bytes, tok)
 
 
-def _join(lst: Any, sep: Any = "") -> celtypes.StringType:
-    return celtypes.StringType(str(sep).join(str(x) for x in lst))
+# ------------------------------------------------------------------ the compiler
 
 
-# ------------------------------------------------------------------ optional types
+class _Compiler:
+    """Type-checks a parse tree and builds its closures in one pass."""
+
+    def __init__(self, variables: dict[str, CelType]) -> None:
+        self.scopes: list[dict[str, CelType]] = [variables]
+
+    # --- helpers ------------------------------------------------------------------
+
+    def lookup(self, name: str) -> CelType | None:
+        for scope in reversed(self.scopes):
+            t = scope.get(name)
+            if t is not None:
+                return t
+        return None
+
+    def resolve(self, name: str, node: Any, args: Sequence[CelType], member: bool) -> CelType:
+        """The result type of a call, or a compile error naming the argument types."""
+        fn = FUNCTIONS.get(name)
+        if fn is None:
+            raise _Issue(f"undeclared reference to '{name}' (in container '')", node)
+        results: list[CelType] = []
+        for ov in fn.overloads:
+            if ov.member != member or len(ov.params) != len(args):
+                continue
+            binding: dict[str, CelType] = {}
+            if all(unify(p, a, binding) for p, a in zip(ov.params, args, strict=True)):
+                results.append(substitute(ov.result, binding))
+        if not results:
+            if member:
+                shown = f"{args[0]}.({', '.join(str(a) for a in args[1:])})"
+            else:
+                shown = f"({', '.join(str(a) for a in args)})"
+            raise _Issue(f"found no matching overload for '{_display(name)}' applied to "
+                         f"'{shown}'", node)
+        first = results[0]
+        return first if all(r == first for r in results) else DYN
+
+    def call(self, name: str, node: Any, args: list[tuple[CelType, Eval]],
+             member: bool) -> tuple[CelType, Eval]:
+        result = self.resolve(name, node, [t for t, _ in args], member)
+        fn = FUNCTIONS[name]
+        fns = [f for _, f in args]
+        if len(fns) == 1:
+            (f0,) = fns
+
+            def ev1(fr: _Frame) -> Any:
+                return _call_runtime(fn, [f0(fr)], fr)
+
+            return result, ev1
+        if len(fns) == 2:
+            f0, f1 = fns
+
+            def ev2(fr: _Frame) -> Any:
+                return _call_runtime(fn, [f0(fr), f1(fr)], fr)
+
+            return result, ev2
+
+        def evn(fr: _Frame) -> Any:
+            return _call_runtime(fn, [f(fr) for f in fns], fr)
+
+        return result, evn
+
+    # --- dispatch -----------------------------------------------------------------
+
+    def compile(self, node: Any, depth: int = 0) -> tuple[CelType, Eval]:
+        if depth > MAX_NESTING * 12:  # a dozen grammar levels per nesting level
+            raise _Issue("Syntax error: max recursion depth exceeded", node)
+        method = getattr(self, "c_" + node.data)
+        result: tuple[CelType, Eval] = method(node, depth + 1)
+        return result
+
+    def c_expr(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        if len(node.children) == 1:
+            return self.compile(node.children[0], d)
+        ct, cf = self.compile(node.children[0], d)
+        tt, tf = self.compile(node.children[1], d)
+        ft, ff = self.compile(node.children[2], d)
+        if not (is_dyn(ct) or ct == BOOL) or not (is_dyn(tt) or is_dyn(ft) or tt == ft
+                                                   or unify(tt, ft, {})):
+            raise _Issue(f"found no matching overload for '_?_:_' applied to "
+                         f"'({ct}, {tt}, {ft})'", node)
+        rt = tt if tt == ft or is_dyn(ft) else (ft if is_dyn(tt) else tt)
+
+        def ternary(fr: _Frame) -> Any:
+            c = cf(fr)
+            if c is True:
+                return tf(fr)
+            if c is False:
+                return ff(fr)
+            raise CELError(f"no such overload: _?_:_({cel_type_name(c)}, ...)")
+
+        return rt, ternary
+
+    def _logical(self, node: Any, d: int, is_and: bool) -> tuple[CelType, Eval]:
+        if len(node.children) == 1:
+            return self.compile(node.children[0], d)
+        lt, lf = self.compile(node.children[0], d)
+        rt, rf = self.compile(node.children[1], d)
+        op = "_&&_" if is_and else "_||_"
+        for t in (lt, rt):
+            if not (is_dyn(t) or t == BOOL):
+                raise _Issue(f"found no matching overload for '{op}' applied to "
+                             f"'({lt}, {rt})'", node)
+        decisive = not is_and  # false decides &&, true decides ||
+
+        def logical(fr: _Frame) -> Any:
+            try:
+                a = lf(fr)
+            except CELError as exc:
+                b = rf(fr)
+                if b is decisive:
+                    return b
+                raise exc from None
+            if a is decisive:
+                return a
+            b = rf(fr)
+            if b is decisive or (a is not decisive and type(a) is bool and type(b) is bool):
+                return b
+            raise CELError(f"no such overload: {op}({cel_type_name(a)}, {cel_type_name(b)})")
+
+        return BOOL, logical
+
+    def c_conditionalor(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        return self._logical(node, d, is_and=False)
+
+    def c_conditionaland(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        return self._logical(node, d, is_and=True)
+
+    _BINARY = {
+        "relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_",
+        "relation_ge": "_>=_", "relation_eq": "_==_", "relation_ne": "_!=_",
+        "relation_in": "@in", "addition_add": "_+_", "addition_sub": "_-_",
+        "multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_",
+    }
+
+    def _binary(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        if len(node.children) == 1:
+            return self.compile(node.children[0], d)
+        op_node, right = node.children
+        left = self.compile(op_node.children[0], d)
+        return self.call(self._BINARY[op_node.data], op_node, [left, self.compile(right, d)],
+                         member=False)
+
+    c_relation = c_addition = c_multiplication = _binary
+
+    def c_unary(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        if len(node.children) == 1:
+            return self.compile(node.children[0], d)
+        op, operand = node.children
+        name = "!_" if op.data == "unary_not" else "-_"
+        return self.call(name, op, [self.compile(operand, d)], member=False)
+
+    def c_member(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        return self.compile(node.children[0], d)
+
+    def c_primary(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        return self.compile(node.children[0], d)
+
+    def c_paren_expr(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        return self.compile(node.children[0], d)
+
+    def c_literal(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        t, v = _literal(node.children[0])
+        return t, lambda fr: v
+
+    # --- identifiers and selection ---------------------------------------------------
+
+    def _ident(self, name: str, node: Any) -> tuple[CelType, Eval]:
+        t = self.lookup(name)
+        if t is None:
+            tt = _TYPE_IDENTS.get(name)
+            if tt is not None:
+                tv = TypeValue(name)
+                return type_of(tt), lambda fr: tv
+            raise _Issue(f"undeclared reference to '{name}' (in container '')", node)
+
+        def ident(fr: _Frame) -> Any:
+            fr.cost += 1
+            if fr.cost > fr.limit:
+                raise _CostExceeded
+            return fr.vars[name]
+
+        return t, ident
+
+    def c_ident(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        return self._ident(str(node.children[0]), node)
+
+    def c_dot_ident(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        return self._ident(str(node.children[0]), node)
+
+    def _select_type(self, t: CelType, field: str, node: Any) -> CelType:
+        if t.fields is not None:
+            ft = t.fields.get(field)
+            if ft is None:
+                raise _Issue(f"undefined field '{field}'", node)
+            return ft
+        if t.name == "map":
+            if not (is_dyn(t.params[0]) or t.params[0] == STRING):
+                raise _Issue(f"found no matching overload for '_[_]' applied to "
+                             f"'({t}, string)'", node)
+            return t.params[1]
+        if is_dyn(t):
+            return DYN
+        raise _Issue(f"type '{t}' does not support field selection", node)
+
+    def c_member_dot(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        target, field_tok = node.children
+        field = str(field_tok)
+        tt, tf = self.compile(target, d)
+        rt = self._select_type(tt, field, field_tok)
+
+        def select(fr: _Frame) -> Any:
+            v = tf(fr)
+            fr.cost += 1
+            if fr.cost > fr.limit:
+                raise _CostExceeded
+            if isinstance(v, dict):
+                try:
+                    return v[field]
+                except KeyError:
+                    found, w = map_lookup(v, field)
+                    if found:
+                        return w
+                    raise CELError(f"no such key: {field}") from None
+            raise CELError(f"type '{cel_type_name(v)}' does not support field selection")
+
+        return rt, select
+
+    def c_member_index(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        target, key = node.children
+        tt, tf = self.compile(target, d)
+        kt, kf = self.compile(key, d)
+        rt: CelType = DYN
+        if tt.name == "list":
+            if not (is_dyn(kt) or kt in (INT, UINT, DOUBLE)):
+                raise _Issue(f"found no matching overload for '_[_]' applied to "
+                             f"'({tt}, {kt})'", node)
+            rt = tt.params[0]
+        elif tt.name == "map":
+            if not unify(tt.params[0], kt, {}):
+                raise _Issue(f"found no matching overload for '_[_]' applied to "
+                             f"'({tt}, {kt})'", node)
+            rt = tt.params[1]
+        elif not is_dyn(tt):
+            raise _Issue(f"found no matching overload for '_[_]' applied to "
+                         f"'({tt}, {kt})'", node)
+
+        def index(fr: _Frame) -> Any:
+            v = tf(fr)
+            k = kf(fr)
+            fr.cost += 1
+            if fr.cost > fr.limit:
+                raise _CostExceeded
+            return _index(v, k)
+
+        return rt, index
+
+    # --- calls and macros ------------------------------------------------------------
+
+    def _args(self, node: Any, d: int) -> list[Any]:
+        return list(node.children) if node is not None else []
+
+    def c_ident_arg(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        name = str(node.children[0])
+        args = self._args(node.children[1] if len(node.children) > 1 else None, d)
+        if name == "has":
+            return self._has(node, args, d)
+        return self.call(name, node.children[0], [self.compile(a, d) for a in args],
+                         member=False)
+
+    def c_dot_ident_arg(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        return self.c_ident_arg(node, d)
+
+    def c_member_dot_arg(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        target, method_tok = node.children[0], node.children[1]
+        method = str(method_tok)
+        args = self._args(node.children[2] if len(node.children) > 2 else None, d)
+        ns = _namespace(target)
+        if ns is not None and self.lookup(ns) is None:
+            qualified = f"{ns}.{method}"
+            if qualified == "cel.bind":
+                return self._bind(node, args, d)
+            if qualified in FUNCTIONS:
+                return self.call(qualified, method_tok, [self.compile(a, d) for a in args],
+                                 member=False)
+        if method in _MACROS and args and _simple_ident(args[0]) is not None:
+            return _MACROS[method](self, node, target, args, d)
+        if method == "_optField" or method == "_optIndex":
+            return self._opt_select(node, target, args, d, method == "_optIndex")
+        recv = self.compile(target, d)
+        return self.call(method, method_tok, [recv, *(self.compile(a, d) for a in args)],
+                         member=True)
+
+    def c_member_object(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        raise _Issue("message construction is not supported: no message types are declared",
+                     node)
+
+    def c_list_lit(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        elems = [self.compile(e, d) for e in self._args(node.children[0] if node.children
+                                                          else None, d)]
+        et = self._homogeneous([(t, e) for (t, _), e in zip(
+            elems, node.children[0].children if node.children else [], strict=True)])
+        fns = [f for _, f in elems]
+
+        def make_list(fr: _Frame) -> Any:
+            out = [f(fr) for f in fns]
+            fr.cost += LIST_CREATE_BASE_COST
+            if fr.cost > fr.limit:
+                raise _CostExceeded
+            return out
+
+        return list_of(et), make_list
+
+    def c_map_lit(self, node: Any, d: int) -> tuple[CelType, Eval]:
+        items = list(node.children[0].children) if node.children else []
+        keys = [self.compile(k, d) for k in items[0::2]]
+        vals = [self.compile(v, d) for v in items[1::2]]
+        for (kt, _), knode in zip(keys, items[0::2], strict=True):
+            if not (is_dyn(kt) or kt in (INT, UINT, BOOL, STRING)):
+                raise _Issue(f"unsupported map key type: {kt}", knode)
+        kt = self._homogeneous([(t, n) for (t, _), n in zip(keys, items[0::2], strict=True)])
+        vt = self._homogeneous([(t, n) for (t, _), n in zip(vals, items[1::2], strict=True)])
+        pairs = [(kf, vf) for (_, kf), (_, vf) in zip(keys, vals, strict=True)]
+
+        def make_map(fr: _Frame) -> Any:
+            out: dict[Any, Any] = {}
+            for kf, vf in pairs:
+                k = kf(fr)
+                if type(k) not in (int, UInt, bool, str):
+                    raise CELError(f"unsupported key type: {cel_type_name(k)}")
+                if map_lookup(out, k)[0]:
+                    raise CELError(f"Failed with repeated key: {k}")
+                out[k] = vf(fr)
+            fr.cost += MAP_CREATE_BASE_COST
+            if fr.cost > fr.limit:
+                raise _CostExceeded
+            return out
+
+        return map_of(kt, vt), make_map
+
+    def _homogeneous(self, typed: list[tuple[CelType, Any]]) -> CelType:
+        """cel-go's homogeneous aggregate literals, which Kubernetes enables."""
+        first: CelType | None = None
+        for t, n in typed:
+            if is_dyn(t):
+                continue
+            if first is None:
+                first = t
+            elif not unify(first, t, {}):
+                raise _Issue(f"expected type '{first}' but found '{t}'", n)
+        if first is None or any(is_dyn(t) for t, _ in typed):
+            return first if first is not None and all(
+                not is_dyn(t) or t.name == "dyn" for t, _ in typed) and not any(
+                is_dyn(t) for t, _ in typed) else DYN
+        return first
+
+    def _has(self, node: Any, args: list[Any], d: int) -> tuple[CelType, Eval]:
+        sel = _unwrap(args[0]) if len(args) == 1 else None
+        if sel is None or sel.data != "member_dot":
+            raise _Issue("invalid argument to has() macro", node)
+        target, field_tok = sel.children
+        field = str(field_tok)
+        tt, tf = self.compile(target, d)
+        self._select_type(tt, field, field_tok)
+
+        def has(fr: _Frame) -> Any:
+            v = tf(fr)
+            fr.cost += 1
+            if fr.cost > fr.limit:
+                raise _CostExceeded
+            if isinstance(v, _DomainMap):
+                return True  # a missing domain is an empty map, so every domain is present
+            if isinstance(v, dict):
+                return map_lookup(v, field)[0]
+            raise CELError(f"invalid type for field selection: {cel_type_name(v)}")
+
+        return BOOL, has
+
+    def _bind(self, node: Any, args: list[Any], d: int) -> tuple[CelType, Eval]:
+        name = _simple_ident(args[0]) if len(args) == 3 else None
+        if name is None:
+            raise _Issue("cel.bind() variable name must be a simple identifier", node)
+        it, init = self.compile(args[1], d)
+        self.scopes.append({name: it})
+        try:
+            bt, body = self.compile(args[2], d)
+        finally:
+            self.scopes.pop()
+
+        def bind(fr: _Frame) -> Any:
+            value = init(fr)
+            saved = fr.vars.get(name, _UNSET)
+            fr.vars[name] = value
+            try:
+                return body(fr)
+            finally:
+                _restore(fr.vars, name, saved)
+
+        return bt, bind
+
+    def _range(self, t: CelType, node: Any, two: bool) -> tuple[CelType, CelType]:
+        """The types of the iteration variable(s) over a range of type ``t``."""
+        if t.name == "list":
+            return (INT, t.params[0]) if two else (t.params[0], DYN)
+        if t.name == "map":
+            return (t.params[0], t.params[1]) if two else (t.params[0], DYN)
+        if is_dyn(t):
+            return DYN, DYN
+        raise _Issue(f"expression of type '{t}' cannot be range of a comprehension "
+                     "(must be list, map, or dynamic)", node)
+
+    def _comprehension(self, node: Any, target: Any, args: list[Any], d: int,
+                       kind: str) -> tuple[CelType, Eval]:
+        two = kind in ("all", "exists", "exists_one", "existsOne") and len(args) == 3 or \
+            kind in ("transformList", "transformMap")
+        names = [_simple_ident(a) for a in args[:2 if two else 1]]
+        if any(n is None for n in names):
+            raise _Issue("argument must be a simple name", node)
+        rt_, rf = self.compile(target, d)
+        t1, t2 = self._range(rt_, target, two)
+        scope = {names[0]: t1} if not two else {names[0]: t1, names[1]: t2}
+        self.scopes.append(scope)  # type: ignore[arg-type]
+        try:
+            rest = [self.compile(a, d) for a in args[2 if two else 1:]]
+        finally:
+            self.scopes.pop()
+        v1 = names[0]
+        v2 = names[1] if two else None
+        if kind in ("all", "exists", "exists_one", "existsOne", "filter") or (
+                kind in ("map", "transformList", "transformMap") and len(rest) == 2):
+            pt = rest[0][0]
+            if not (is_dyn(pt) or pt == BOOL):
+                raise _Issue(f"found no matching overload for '_&&_' applied to "
+                             f"'(bool, {pt})'", args[-1])
+        pred = rest[0][1]
+        step = rest[-1][1]
+        result_t: CelType = BOOL
+        if kind == "filter":
+            result_t = list_of(t1)
+        elif kind in ("map", "transformList"):
+            result_t = list_of(rest[-1][0])
+        elif kind == "transformMap":
+            result_t = map_of(t1, rest[-1][0])
+
+        def items(fr: _Frame) -> list[tuple[Any, Any]]:
+            r = rf(fr)
+            if type(r) is list:
+                return list(enumerate(r)) if two else [(x, None) for x in r]
+            if isinstance(r, dict):
+                return list(r.items()) if two else [(k, None) for k in r]
+            raise CELError(f"got '{go_type_name(r)}', expected iterable type")
+
+        def run(fr: _Frame) -> Any:
+            pairs = items(fr)
+            saved1 = fr.vars.get(v1, _UNSET)
+            saved2 = fr.vars.get(v2, _UNSET) if v2 else _UNSET
+            vs = fr.vars
+            try:
+                return _LOOPS[kind](fr, pairs, v1, v2, vs, pred, step, len(rest) == 2)
+            finally:
+                _restore(vs, v1, saved1)
+                if v2:
+                    _restore(vs, v2, saved2)
+
+        return result_t, run
+
+    def _opt_select(self, node: Any, target: Any, args: list[Any], d: int,
+                    by_index: bool) -> tuple[CelType, Eval]:
+        tt, tf = self.compile(target, d)
+        base = tt.params[0] if tt.name == "optional_type" else tt
+        if by_index:
+            kt, kf = self.compile(args[0], d)
+            vt = base.params[-1] if base.name in ("map", "list") else DYN
+        else:
+            field = _literal(_unwrap(args[0]).children[0])[1]
+            vt = self._select_type(base, field, node) if not is_dyn(base) else DYN
+            kf = (lambda fr: field)  # noqa: E731
+
+        def opt(fr: _Frame) -> Any:
+            v = tf(fr)
+            k = kf(fr)
+            fr.cost += 1
+            if fr.cost > fr.limit:
+                raise _CostExceeded
+            if type(v) is OptionalValue:
+                if not v.present:
+                    return v
+                v = v.value
+            if isinstance(v, dict):
+                found, w = map_lookup(v, k)
+                return OptionalValue(w) if found else OptionalValue()
+            if type(v) is list and by_index and type(k) in (int, UInt):
+                return OptionalValue(v[k]) if 0 <= k < len(v) else OptionalValue()
+            raise CELError(f"no such overload: optional select on {cel_type_name(v)}")
+
+        return optional_of(vt), opt
 
 
-class OptionalValue:
-    """cel-go's optional type (``optional.of(x)``, ``m.?key``, ``orValue``...)."""
-
-    __slots__ = ("value",)
-    _EMPTY = object()
-
-    def __init__(self, value: Any = _EMPTY) -> None:
-        self.value = value
-
-    @property
-    def present(self) -> bool:
-        return self.value is not OptionalValue._EMPTY
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, OptionalValue) and (
-            self.value is other.value or bool(self.value == other.value)
-        )
-
-    def __hash__(self) -> int:
-        return 0
-
-    def __repr__(self) -> str:
-        return f"optional.of({self.value!r})" if self.present else "optional.none()"
+_UNSET: Any = object()
 
 
-def _opt_field(recv: Any, name: Any) -> OptionalValue:
-    """``recv.?name``: the field if present, else optional.none(); chains through optionals."""
-    if isinstance(recv, OptionalValue):
-        if not recv.present:
-            return recv
-        recv = recv.value
-    if isinstance(recv, celtypes.MapType):
-        key = celtypes.StringType(str(name))
-        return OptionalValue(recv[key]) if key in recv else OptionalValue()
-    raise CELError("no such overload")
+def _restore(vs: dict[str, Any], name: str, saved: Any) -> None:
+    if saved is _UNSET:
+        vs.pop(name, None)
+    else:
+        vs[name] = saved
 
 
-def _opt_index(recv: Any, key: Any) -> OptionalValue:
-    """``recv[?key]`` on maps and lists."""
-    if isinstance(recv, OptionalValue):
-        if not recv.present:
-            return recv
-        recv = recv.value
-    if isinstance(recv, celtypes.MapType):
-        return OptionalValue(recv[key]) if key in recv else OptionalValue()
-    if isinstance(recv, celtypes.ListType) and isinstance(key, int):
-        return OptionalValue(recv[int(key)]) if 0 <= int(key) < len(recv) else OptionalValue()
-    raise CELError("no such overload")
+def _index(v: Any, k: Any) -> Any:
+    if type(v) is list:
+        if type(k) is float:
+            if not k.is_integer():
+                raise CELError(f"unsupported index value {k} in list")
+            k = int(k)
+        if type(k) not in (int, UInt):
+            raise CELError(f"no such overload: _[_](list, {cel_type_name(k)})")
+        if not 0 <= k < len(v):
+            raise CELError(f"index out of range: {k}")
+        return v[k]
+    if isinstance(v, dict):
+        found, w = map_lookup(v, k)
+        if found:
+            return w
+        if isinstance(v, _DomainMap):
+            return v[k]
+        raise CELError(f"no such key: {k if type(k) is not bool else str(k).lower()}")
+    raise CELError(f"no such overload: _[_]({cel_type_name(v)}, {cel_type_name(k)})")
 
 
-def _opt_want(o: Any, fn: str) -> OptionalValue:
-    if not isinstance(o, OptionalValue):
-        raise CELError(f"no such overload: {fn}")
-    return o
+def _display(name: str) -> str:
+    return name
 
 
-def _opt_value(o: Any) -> Any:
-    opt = _opt_want(o, "value")
-    if not opt.present:
-        raise CELError("optional.none() dereference")
-    return opt.value
+def _unwrap(node: Any) -> Any:
+    """The innermost node of a chain of single-child grammar levels."""
+    while isinstance(node, lark.Tree) and len(node.children) == 1 and isinstance(
+            node.children[0], lark.Tree) and node.data in (
+            "expr", "conditionalor", "conditionaland", "relation", "addition",
+            "multiplication", "unary", "member", "primary"):
+        node = node.children[0]
+    return node
 
 
-def _opt_of_non_zero(v: Any) -> OptionalValue:
-    zero = v is None or (not isinstance(v, (SemverValue, QuantityValue)) and not v)
-    return OptionalValue() if zero else OptionalValue(v)
+def _simple_ident(node: Any) -> str | None:
+    n = _unwrap(node)
+    if isinstance(n, lark.Tree) and n.data == "ident":
+        return str(n.children[0])
+    return None
 
 
-_OPTIONAL_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "_optField": _opt_field,
-    "_optIndex": _opt_index,
-    "_optOf": OptionalValue,
-    "_optNone": lambda: OptionalValue(),
-    "_optOfNonZero": _opt_of_non_zero,
-    "hasValue": lambda o: celtypes.BoolType(_opt_want(o, "hasValue").present),
-    "value": _opt_value,
-    "orValue": lambda o, d: _opt_want(o, "orValue").value if _opt_want(o, "orValue").present
-    else d,
+def _namespace(node: Any) -> str | None:
+    return _simple_ident(node)
+
+
+# ------------------------------------------------------------------ comprehension loops
+
+
+def _loop_all(fr: _Frame, pairs: list[tuple[Any, Any]], v1: str, v2: str | None,
+              vs: dict[str, Any], pred: Eval, step: Eval, _: bool) -> Any:
+    err: CELError | None = None
+    for a, b in pairs:
+        _charge(fr, 3)  # loop condition and accumulator step, as cel-go charges them
+        vs[v1] = a
+        if v2:
+            vs[v2] = b
+        try:
+            r = pred(fr)
+        except CELError as exc:
+            err = err or exc
+            continue
+        if r is False:
+            return False
+        if r is not True:
+            err = err or CELError(f"no such overload: _&&_(bool, {cel_type_name(r)})")
+    if err is not None:
+        raise err
+    return True
+
+
+def _loop_exists(fr: _Frame, pairs: list[tuple[Any, Any]], v1: str, v2: str | None,
+                 vs: dict[str, Any], pred: Eval, step: Eval, _: bool) -> Any:
+    err: CELError | None = None
+    for a, b in pairs:
+        _charge(fr, 4)
+        vs[v1] = a
+        if v2:
+            vs[v2] = b
+        try:
+            r = pred(fr)
+        except CELError as exc:
+            err = err or exc
+            continue
+        if r is True:
+            return True
+        if r is not False:
+            err = err or CELError(f"no such overload: _||_(bool, {cel_type_name(r)})")
+    if err is not None:
+        raise err
+    return False
+
+
+def _loop_exists_one(fr: _Frame, pairs: list[tuple[Any, Any]], v1: str, v2: str | None,
+                     vs: dict[str, Any], pred: Eval, step: Eval, _: bool) -> Any:
+    n = 0
+    for a, b in pairs:
+        _charge(fr, 2)
+        vs[v1] = a
+        if v2:
+            vs[v2] = b
+        r = pred(fr)
+        if r is True:
+            n += 1
+        elif r is not False:
+            raise CELError(f"no such overload: _?_:_({cel_type_name(r)}, ...)")
+    return n == 1
+
+
+def _loop_map(fr: _Frame, pairs: list[tuple[Any, Any]], v1: str, v2: str | None,
+              vs: dict[str, Any], pred: Eval, step: Eval, filtered: bool) -> Any:
+    out = []
+    for a, b in pairs:
+        _charge(fr, 1)
+        vs[v1] = a
+        if v2:
+            vs[v2] = b
+        if filtered:
+            keep = pred(fr)
+            if type(keep) is not bool:
+                raise CELError(f"no such overload: _?_:_({cel_type_name(keep)}, ...)")
+            if not keep:
+                continue
+        _charge(fr, LIST_CREATE_BASE_COST + 2)
+        out.append(step(fr))
+    return out
+
+
+def _loop_filter(fr: _Frame, pairs: list[tuple[Any, Any]], v1: str, v2: str | None,
+                 vs: dict[str, Any], pred: Eval, step: Eval, _: bool) -> Any:
+    out = []
+    for a, _b in pairs:
+        _charge(fr, 1)
+        vs[v1] = a
+        keep = pred(fr)
+        if type(keep) is not bool:
+            raise CELError(f"no such overload: _?_:_({cel_type_name(keep)}, ...)")
+        if keep:
+            _charge(fr, LIST_CREATE_BASE_COST + 3)
+            out.append(a)
+    return out
+
+
+def _loop_transform_map(fr: _Frame, pairs: list[tuple[Any, Any]], v1: str, v2: str | None,
+                        vs: dict[str, Any], pred: Eval, step: Eval, filtered: bool) -> Any:
+    out: dict[Any, Any] = {}
+    for a, b in pairs:
+        _charge(fr, 2)
+        vs[v1] = a
+        if v2:
+            vs[v2] = b
+        if filtered and pred(fr) is not True:
+            continue
+        out[a] = step(fr)
+    return out
+
+
+_LOOPS: dict[str, Callable[..., Any]] = {
+    "all": _loop_all, "exists": _loop_exists, "exists_one": _loop_exists_one,
+    "existsOne": _loop_exists_one, "map": _loop_map, "filter": _loop_filter,
+    "transformList": _loop_map, "transformMap": _loop_transform_map,
 }
 
-_IDENT_START = re.compile(r"[A-Za-z_]")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_OPTIONAL_CALLS = {"of": "_optOf", "none": "_optNone", "ofNonZeroValue": "_optOfNonZero"}
+
+def _macro(kind: str) -> Callable[..., tuple[CelType, Eval]]:
+    def expand(c: _Compiler, node: Any, target: Any, args: list[Any],
+               d: int) -> tuple[CelType, Eval]:
+        n = len(args)
+        if kind in ("all", "exists", "exists_one", "existsOne", "filter") and n not in (2, 3):
+            raise _Issue(f"{kind}() macro expects 2 or 3 arguments", node)
+        if kind == "filter" and n != 2:
+            raise _Issue("filter() macro expects 2 arguments", node)
+        if kind == "map" and n not in (2, 3):
+            raise _Issue("map() macro expects 2 or 3 arguments", node)
+        if kind in ("transformList", "transformMap") and n not in (3, 4):
+            raise _Issue(f"{kind}() macro expects 3 or 4 arguments", node)
+        return c._comprehension(node, target, args, d, kind)
+
+    return expand
+
+
+_MACROS = {k: _macro(k) for k in _LOOPS}
+
+
+# ------------------------------------------------------------------ optional syntax
+
+_OPT_IDENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_OPT_IDENT = _OPT_IDENT_START | frozenset("0123456789")
 
 
 def _string_end(src: str, i: int) -> int:
-    """Index after the string literal starting at ``i`` (prefixes r/b handled by caller)."""
+    """Index after the string literal starting at ``i``."""
     raw = i > 0 and src[i - 1] in "rR"
     q = src[i]
     if src.startswith(q * 3, i):
@@ -368,9 +931,9 @@ def _string_end(src: str, i: int) -> int:
 
 
 def rewrite_optionals(src: str) -> str:
-    """cel-go's optional syntax (``a.?b``, ``m[?k]``, ``optional.of(x)``...) in terms of
-    functions celpy can call; string literals are left alone."""
-    if "?" not in src and "optional." not in src:
+    """cel-go's optional syntax (``a.?b``, ``m[?k]``) as calls the grammar can parse;
+    string literals are left alone."""
+    if "?" not in src:
         return src
     out: list[str] = []
     i, n = 0, len(src)
@@ -382,10 +945,13 @@ def rewrite_optionals(src: str) -> str:
             i = j
             continue
         if c == "." and src.startswith(".?", i):
-            m = _IDENT.match(src, i + 2)
-            if m:
-                out.append(f'._optField("{m.group(0)}")')
-                i = m.end()
+            j = i + 2
+            if j < n and src[j] in _OPT_IDENT_START:
+                k = j
+                while k < n and src[k] in _OPT_IDENT:
+                    k += 1
+                out.append(f'._optField("{src[j:k]}")')
+                i = k
                 continue
         if c == "[" and src.startswith("[?", i):
             depth, j = 1, i + 2
@@ -398,242 +964,69 @@ def rewrite_optionals(src: str) -> str:
             out.append(f"._optIndex({rewrite_optionals(src[i + 2:j - 1])})")
             i = j
             continue
-        if c == "o" and src.startswith("optional.", i) and (
-            i == 0 or not (src[i - 1].isalnum() or src[i - 1] in "_.")
-        ):
-            m = _IDENT.match(src, i + len("optional."))
-            if m and m.group(0) in _OPTIONAL_CALLS:
-                out.append(_OPTIONAL_CALLS[m.group(0)])
-                i = m.end()
-                continue
-        if _IDENT_START.match(c) and (i == 0 or not (src[i - 1].isalnum() or src[i - 1] == "_")):
-            m = _IDENT.match(src, i)
-            assert m is not None
-            out.append(m.group(0))
-            i = m.end()
-            continue
         out.append(c)
         i += 1
     return "".join(out)
 
 
-class _SetsNamespace:
-    """The receiver of ``sets.contains(a, b)`` & co. (cel-go's sets extension)."""
-
-    __slots__ = ()
+# ------------------------------------------------------------------ syntax errors
 
 
-SETS = _SetsNamespace()
+def _syntax_error(exc: Exception) -> str:
+    """cel-go's one-line form of a parse error: ``ERROR: <input>:L:C: Syntax error: ...``."""
+    line = getattr(exc, "line", None) or 1
+    column = getattr(exc, "column", None) or 1
+    token = getattr(exc, "token", None)
+    if token is not None:
+        shown = "<EOF>" if token.type == "$END" else str(token)
+        expected = sorted(getattr(exc, "expected", None) or [])
+        what = f"mismatched input '{shown}'"
+        if expected:
+            what += " expecting {" + ", ".join(_terminal_name(e) for e in expected) + "}"
+        return f"ERROR: <input>:{line}:{column}: Syntax error: {what}"
+    char = getattr(exc, "char", None)
+    if char is not None:
+        return f"ERROR: <input>:{line}:{column}: Syntax error: token recognition error at: '{char}'"
+    return f"ERROR: <input>:{line}:{column}: Syntax error: {_one_line(str(exc))}"
 
 
-def _sets_fn(name: str, fn: Callable[[Any, Any], bool]) -> Callable[..., Any]:
-    base = evaluation.base_functions.get(name)
-
-    def call(recv: Any, *args: Any) -> Any:
-        if isinstance(recv, _SetsNamespace):
-            if len(args) != 2 or not all(isinstance(a, celtypes.ListType) for a in args):
-                raise CELError(f"no such overload: sets.{name}")
-            return celtypes.BoolType(fn(args[0], args[1]))
-        if base is None:
-            raise CELError(f"undeclared reference to '{name}'")
-        return base(recv, *args)
-
-    return call
-
-
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    **_OPTIONAL_FUNCTIONS,
-    "contains": _sets_fn("contains", lambda a, b: all(x in a for x in b)),
-    "equivalent": _sets_fn(
-        "equivalent", lambda a, b: all(x in b for x in a) and all(x in a for x in b)),
-    "intersects": _sets_fn("intersects", lambda a, b: any(x in b for x in a)),
-    "_<_": _cross_numeric("_<_", operator.lt),
-    "_<=_": _cross_numeric("_<=_", operator.le),
-    "_>_": _cross_numeric("_>_", operator.gt),
-    "_>=_": _cross_numeric("_>=_", operator.ge),
-    "_==_": _cross_numeric("_==_", operator.eq),
-    "_!=_": _cross_numeric("_!=_", operator.ne),
-    "lowerAscii": _str_fn("lowerAscii", lambda s: celtypes.StringType(
-        "".join(c.lower() if c.isascii() else c for c in s))),
-    "upperAscii": _str_fn("upperAscii", lambda s: celtypes.StringType(
-        "".join(c.upper() if c.isascii() else c for c in s))),
-    "trim": _str_fn("trim", lambda s: celtypes.StringType(s.strip())),
-    "replace": _str_fn("replace", lambda s, a, b, n=None: celtypes.StringType(
-        s.replace(str(a), str(b)) if n is None or int(n) < 0 else s.replace(str(a), str(b), int(n)))),
-    "indexOf": _str_fn("indexOf", lambda s, sub, start=0: celtypes.IntType(
-        s.find(str(sub), int(start)))),
-    "lastIndexOf": _str_fn("lastIndexOf", lambda s, sub: celtypes.IntType(s.rfind(str(sub)))),
-    "substring": _str_fn("substring", lambda s, a, b=None: celtypes.StringType(
-        s[int(a):] if b is None else s[int(a):int(b)])),
-    "charAt": _str_fn("charAt", lambda s, i: celtypes.StringType(s[int(i):int(i) + 1])),
-    "split": _str_fn("split", _str_split),
-    "join": _join,
-    "semver": _semver,
-    "isSemver": _is_semver,
-    "quantity": _quantity,
-    "isQuantity": _is_quantity,
-    "compareTo": _compare_to,
-    "isGreaterThan": _greater,
-    "isLessThan": _less,
-    "major": _major,
-    "minor": _minor,
-    "patch": _patch,
-    "sign": _sign,
-    "isInteger": _is_integer,
-    "asInteger": _as_integer,
-    "asApproximateFloat": _as_float,
-    "add": _qty_arith(1),
-    "sub": _qty_arith(-1),
-}
-
-
-# ------------------------------------------------------------------ device activation
-
-
-class _DomainMap(celtypes.MapType):
-    """device.attributes / device.capacity: a missing domain is an empty map."""
-
-    def __getitem__(self, key: Any) -> Any:
-        try:
-            return super().__getitem__(key)
-        except KeyError:
-            return celtypes.MapType()
-
-
-def _attr_value(a: Any) -> Any:
-    if a.string is not None:
-        return celtypes.StringType(a.string)
-    if a.bool is not None:
-        return celtypes.BoolType(a.bool)
-    if a.int is not None:
-        return celtypes.IntType(a.int)
-    if a.version is not None:
-        try:
-            return SemverValue(a.version)
-        except CELError:
-            return celtypes.StringType(a.version)
-    return None
-
-
-def _split(name: str, driver: str) -> tuple[str, str]:
-    domain, sep, ident = name.partition("/")
-    return (domain, ident) if sep else (driver, name)
-
-
-def device_activation(driver: str, device: Device) -> dict[str, Any]:
-    """The ``device`` variable for one device of a slice of ``driver``."""
-    attrs: dict[Any, Any] = {}
-    for name, a in device.attributes.items():
-        domain, ident = _split(name, driver)
-        v = _attr_value(a)
-        if v is not None:
-            attrs.setdefault(celtypes.StringType(domain), celtypes.MapType())[
-                celtypes.StringType(ident)
-            ] = v
-    caps: dict[Any, Any] = {}
-    for name, c in device.capacity.items():
-        if c.value is None:
-            continue
-        domain, ident = _split(name, driver)
-        caps.setdefault(celtypes.StringType(domain), celtypes.MapType())[
-            celtypes.StringType(ident)
-        ] = QuantityValue(c.value)
-    return {
-        "sets": SETS,
-        "device": celtypes.MapType(
-            {
-                celtypes.StringType("driver"): celtypes.StringType(driver),
-                celtypes.StringType("attributes"): _DomainMap(attrs),
-                celtypes.StringType("capacity"): _DomainMap(caps),
-            }
-        )
-    }
+def _terminal_name(name: str) -> str:
+    """A grammar terminal as cel-go shows it: the literal text in quotes, else its name."""
+    parser = CELParser.CEL_PARSER
+    if parser is not None:
+        for term in parser.terminals:
+            if term.name == name:
+                if type(term.pattern).__name__ == "PatternStr":
+                    return f"'{term.pattern.value}'"
+                break
+    return name
 
 
 # ------------------------------------------------------------------ compile and evaluate
 
-class _CostExceeded(Exception):  # noqa: N818 - cel-go's condition, not a bug
-    """The evaluation went over CEL_SELECTOR_EXPRESSION_MAX_COST."""
+_PARSER: CELParser | None = None
 
 
-class _CostEvaluator(evaluation.Evaluator):
-    """celpy's evaluator with a runtime cost budget: one unit per evaluated expression node
-    (including every step of a comprehension), an approximation of cel-go's actual cost."""
-
-    def __init__(self, ast: Any, activation: Any, spent: list[int] | None = None) -> None:
-        super().__init__(ast, activation)
-        self.spent = spent if spent is not None else [0]
-
-    def sub_evaluator(self, ast: Any) -> evaluation.Evaluator:
-        return _CostEvaluator(ast, self.activation, self.spent)
-
-    def member_dot_arg(self, tree: Any) -> Any:
-        """The ``cel.bind(name, init, expr)`` macro of cel-go's bindings extension, which
-        celpy lacks; every other member call is celpy's."""
-        member, method = tree.children[0], tree.children[1]
-        if (
-            getattr(method, "value", None) == "bind"
-            and len(tree.children) == 3
-            and [str(t) for t in member.scan_values(lambda v: isinstance(v, lark.Token))]
-            == ["cel"]
-            and len(tree.children[2].children) == 3
-        ):
-            var_tree, init_tree, body_tree = tree.children[2].children
-            idents = [str(t) for t in var_tree.scan_values(lambda v: isinstance(v, lark.Token))]
-            if len(idents) != 1:
-                return CELEvalError("cel.bind() variable name must be a simple identifier")
-            value = self.visit(init_tree)
-            if isinstance(value, CELEvalError):
-                return value
-            try:
-                return self.sub_evaluator(body_tree).evaluate({idents[0]: value})
-            except CELEvalError as exc:
-                return exc
-        return super().member_dot_arg(tree)
-
-    def visit_children(self, tree: Any) -> Any:
-        spent = self.spent
-        spent[0] += 1
-        if spent[0] > CEL_SELECTOR_EXPRESSION_MAX_COST:
-            raise _CostExceeded
-        return super().visit_children(tree)
-
-
-class _CostRunner(celpy.InterpretedRunner):
-    def evaluate(self, context: Any) -> Any:
-        return _CostEvaluator(self.ast, self.new_activation()).evaluate(context)
-
-
-_ENV = celpy.Environment(runner_class=_CostRunner)
-_COMPILED: dict[str, CompiledExpression] = {}
-_NO_SUCH_MEMBER = re.compile(r"^no such member in mapping: '(.*)'$")
-
-
-def _runtime_message(err: CELEvalError) -> str:
-    """cel-go's wording for celpy's runtime errors."""
-    msg = str(err.args[0]) if err.args else str(err)
-    m = _NO_SUCH_MEMBER.match(msg)
-    if m:
-        return f"no such key: {m.group(1)}"
-    if msg == "no such key":
-        key = err.args[2][0] if len(err.args) > 2 and err.args[2] else ""
-        return f"no such key: {key}"
-    if msg.startswith("found no matching overload") or msg.startswith("no such overload"):
-        return "no such overload"
-    if "divide by zero" in msg:
-        return "division by zero"
-    return msg
+def _parse(src: str) -> Any:
+    """The lark parse tree of cel-python's CEL grammar (lark errors are raised as is)."""
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = CELParser()
+    parser = CELParser.CEL_PARSER
+    assert parser is not None
+    return parser.parse(src)
 
 
 class CompiledExpression:
-    """One selector expression, compiled once."""
+    """One selector expression, compiled (and type-checked) once."""
 
-    __slots__ = ("error", "expression", "_program")
+    __slots__ = ("_eval", "error", "expression", "output_type")
 
     def __init__(self, expression: str) -> None:
         self.expression = expression
         self.error: str | None = None
-        self._program: Any = None
+        self.output_type: CelType | None = None
+        self._eval: Eval | None = None
         if len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
             self.error = (
                 f"expression too long ({len(expression)} characters, maximum is "
@@ -641,48 +1034,55 @@ class CompiledExpression:
             )
             return
         try:
-            ast = _ENV.compile(rewrite_optionals(expression))
-            self._program = _ENV.program(ast, functions=FUNCTIONS)
-        except Exception as exc:  # celpy raises its syntax errors and lark's
-            self.error = f"compilation failed: {exc}"
+            tree = _parse(rewrite_optionals(expression))
+        except (lark.exceptions.LarkError, CELParseError) as exc:
+            self.error = "compilation failed: " + _syntax_error(exc)
+            return
+        except RecursionError:
+            self.error = ("compilation failed: ERROR: <input>:1:1: Syntax error: "
+                          "max recursion depth exceeded")
+            return
+        try:
+            t, fn = _Compiler({"device": DEVICE_TYPE}).compile(tree)
+        except _Issue as issue:
+            self.error = "compilation failed: " + issue.text()
+            return
+        except RecursionError:
+            self.error = ("compilation failed: ERROR: <input>:1:1: Syntax error: "
+                          "max recursion depth exceeded")
+            return
+        if not (t == BOOL or t.name == "dyn"):
+            self.error = f"must evaluate to bool or the unknown type, not {t}"
+            return
+        self.output_type = t
+        self._eval = fn
+
+    def evaluate(self, activation: dict[str, Any], cost_limit: int | None = None) -> tuple[Any, int]:
+        """The raw result and the actual cost; CELError on a runtime error."""
+        if self._eval is None:
+            raise CELCompileError(self.error or "not compiled")
+        fr = _Frame(dict(activation), CEL_SELECTOR_EXPRESSION_MAX_COST
+                    if cost_limit is None else cost_limit)
+        try:
+            return self._eval(fr), fr.cost
+        except _CostExceeded:
+            raise CELError("operation cancelled: actual cost limit exceeded") from None
+        except RecursionError:
+            raise CELError("operation cancelled: max recursion depth exceeded") from None
+        except MemoryError:
+            raise CELError("operation cancelled: out of memory") from None
 
     def device_matches(self, activation: dict[str, Any]) -> bool:
         """Evaluate for one device; CELError on a runtime error or a non-bool result."""
-        if self._program is None:
-            raise CELError(self.error or "not compiled")
-        try:
-            result = self._program.evaluate(activation)
-        except _CostExceeded:
-            raise CELError("operation cancelled: actual cost limit exceeded") from None
-        except CELEvalError as exc:
-            raise CELError(_runtime_message(exc)) from None
-        except CELError:
-            raise
-        except (TypeError, ValueError, KeyError, ArithmeticError) as exc:
-            raise CELError(str(exc)) from None
-        if isinstance(result, CELEvalError):
-            raise CELError(_runtime_message(result))
-        if not isinstance(result, celtypes.BoolType):
+        result, _ = self.evaluate(activation)
+        if type(result) is not bool:
             raise CELError(
-                f"CEL result of type {_cel_type_name(result)} could not be converted to bool"
+                f"CEL result of type {cel_type_name(result)} could not be converted to bool"
             )
-        return bool(result)
+        return result
 
 
-_CEL_TYPE_NAMES = {
-    celtypes.StringType: "string", celtypes.IntType: "int", celtypes.UintType: "uint",
-    celtypes.DoubleType: "double", celtypes.ListType: "list", celtypes.MapType: "map",
-    celtypes.BytesType: "bytes", SemverValue: "kubernetes.Semver",
-    QuantityValue: "kubernetes.Quantity", OptionalValue: "optional_type",
-}
-
-
-def _cel_type_name(value: Any) -> str:
-    for cls in type(value).__mro__:
-        name = _CEL_TYPE_NAMES.get(cls)
-        if name is not None:
-            return name
-    return "null_type" if value is None else type(value).__name__
+_COMPILED: dict[str, CompiledExpression] = {}
 
 
 def compile_expression(expression: str) -> CompiledExpression:
@@ -694,3 +1094,65 @@ def compile_expression(expression: str) -> CompiledExpression:
             _COMPILED.clear()
         _COMPILED[expression] = c
     return c
+
+
+def compile_error(expression: str) -> str | None:
+    """The compile error of a selector expression (one line), or None if it compiles."""
+    return compile_expression(expression).error
+
+
+# ------------------------------------------------------------------ device activation
+
+
+class _DomainMap(dict):  # type: ignore[type-arg]
+    """device.attributes / device.capacity: a missing domain is an empty map."""
+
+    __slots__ = ()
+
+    def __missing__(self, key: Any) -> Any:
+        return {}
+
+
+def _attr_value(a: Any) -> Any:
+    if a.string is not None:
+        return a.string
+    if a.bool is not None:
+        return a.bool
+    if a.int is not None:
+        return a.int
+    if a.version is not None:
+        try:
+            return SemverValue(a.version)
+        except CELError:
+            return a.version
+    return None
+
+
+def _split(name: str, driver: str) -> tuple[str, str]:
+    domain, sep, ident = name.partition("/")
+    return (domain, ident) if sep else (driver, name)
+
+
+def device_activation(driver: str, device: Device) -> dict[str, Any]:
+    """The ``device`` variable for one device of a slice of ``driver``."""
+    attrs: dict[str, dict[str, Any]] = {}
+    for name, a in device.attributes.items():
+        domain, ident = _split(name, driver)
+        v = _attr_value(a)
+        if v is not None:
+            attrs.setdefault(domain, {})[ident] = v
+    caps: dict[str, dict[str, Any]] = {}
+    for name, c in device.capacity.items():
+        if c.value is None:
+            continue
+        domain, ident = _split(name, driver)
+        caps.setdefault(domain, {})[ident] = QuantityValue(c.value)
+    return {
+        "device": {
+            "driver": driver,
+            "attributes": _DomainMap(attrs),
+            "capacity": _DomainMap(caps),
+            "allowMultipleAllocations": bool(device.allow_multiple_allocations),
+        }
+    }
+

@@ -1,21 +1,16 @@
-"""The device selector memo and CEL errors, importable without cel-python: the CEL
-environment (``cel``, with cel-python and lark) is imported on the first selector to
-evaluate, so clusters without DRA selectors never load it."""
+"""The device selector memo, importable without cel-python: the CEL environment
+(``cel``, with cel-python's parser) is imported on the first selector to evaluate, so
+clusters without DRA selectors never load it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kschedlib.plugins.dynamicresources.celerrors import CELCompileError as CELCompileError
+from kschedlib.plugins.dynamicresources.celerrors import CELError as CELError
+
 if TYPE_CHECKING:
     from kschedlib.api.resource_v1 import Device
-
-
-class CELError(Exception):
-    """A runtime error, with cel-go's message."""
-
-
-class CELCompileError(CELError):
-    """An expression that does not compile (or is too long)."""
 
 
 class SelectorCache:
