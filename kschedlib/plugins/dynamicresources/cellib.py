@@ -23,17 +23,25 @@ from kschedlib.plugins.dynamicresources.celerrors import CELError
 try:  # RE2 (linear time), as cel-go uses; installed with cel-python.
     import re2 as _re2
 
-    def _regex(pattern: str) -> Any:
-        try:
-            return _re2.compile(pattern)
-        except Exception as exc:  # re2.error
-            raise CELError(f"given regex is invalid: {exc}") from None
+    _compile_regex: Callable[[str], Any] = _re2.compile
 except ImportError:  # pragma: no cover - google-re2 is a dependency of cel-python
-    def _regex(pattern: str) -> Any:
+    _compile_regex = re.compile
+
+_REGEX_CACHE: dict[str, Any] = {}
+
+
+def _regex(pattern: str) -> Any:
+    """The compiled pattern (cached: selectors use constant patterns)."""
+    rx = _REGEX_CACHE.get(pattern)
+    if rx is None:
         try:
-            return re.compile(pattern)
-        except re.error as exc:
-            raise CELError(f"given regex is invalid: {exc}") from None
+            rx = _compile_regex(pattern)
+        except Exception as exc:  # re.error / re2.error
+            raise CELError(f"given regex is invalid: {' '.join(str(exc).split())}") from None
+        if len(_REGEX_CACHE) > 1024:
+            _REGEX_CACHE.clear()
+        _REGEX_CACHE[pattern] = rx
+    return rx
 
 STRING_TRAVERSAL_COST_FACTOR = 0.1
 REGEX_STRING_LENGTH_COST_FACTOR = 0.25
@@ -818,7 +826,7 @@ def _str_recv(name: str, s: Any, *args: Any) -> str:
 
 
 def _cost_recv(args: Sequence[Any]) -> int:
-    return 1 + traversal(size_of(args[0]))
+    return max(1, traversal(size_of(args[0])))
 
 
 def _cost_two_strings(args: Sequence[Any]) -> int:
