@@ -31,7 +31,6 @@ from kschedlib.plugins.dynamicresources.cellib import (
     BYTES,
     DOUBLE,
     DYN,
-    ERROR,
     FUNCTIONS,
     INT,
     LIST_CREATE_BASE_COST,
@@ -645,8 +644,8 @@ class _Compiler:
             rest = [self.compile(a, d) for a in args[2 if two else 1:]]
         finally:
             self.scopes.pop()
-        v1 = names[0]
-        v2 = names[1] if two else None
+        v1: str = names[0] or ""
+        v2: str | None = names[1] if two else None
         if kind in ("all", "exists", "exists_one", "existsOne", "filter") or (
                 kind in ("map", "transformList", "transformMap") and len(rest) == 2):
             pt = rest[0][0]

@@ -21,7 +21,7 @@ from kschedlib.errors import QuantityError
 from kschedlib.plugins.dynamicresources.celerrors import CELError
 
 try:  # RE2 (linear time), as cel-go uses; installed with cel-python.
-    import re2 as _re2
+    import re2 as _re2  # type: ignore[import-untyped]
 
     _compile_regex: Callable[[str], Any] = _re2.compile
 except ImportError:  # pragma: no cover - google-re2 is a dependency of cel-python
@@ -690,7 +690,7 @@ define("size", ["size(string) -> int", "size(bytes) -> int", "size(list(A)) -> i
 def _to_int(v: Any) -> int:
     t = type(v)
     if t is int:
-        return v
+        return int(v)
     if t is UInt:
         return _check_int(int(v))
     if t is float:
@@ -708,7 +708,7 @@ def _to_int(v: Any) -> int:
 def _to_uint(v: Any) -> UInt:
     t = type(v)
     if t is UInt:
-        return v
+        return UInt(v)
     if t is int:
         return _check_uint(v)
     if t is float:
@@ -726,7 +726,7 @@ def _to_uint(v: Any) -> UInt:
 def _to_double(v: Any) -> float:
     t = type(v)
     if t is float:
-        return v
+        return float(v)
     if t is int or t is UInt:
         return float(v)
     if t is str:
@@ -751,7 +751,7 @@ def format_double(v: float) -> str:
 def _to_string(v: Any) -> str:
     t = type(v)
     if t is str:
-        return v
+        return str(v)
     if t is bool:
         return "true" if v else "false"
     if t is int or t is UInt:
@@ -760,7 +760,7 @@ def _to_string(v: Any) -> str:
         return format_double(v)
     if t is bytes:
         try:
-            return v.decode("utf-8")
+            return str(v.decode("utf-8"))
         except UnicodeDecodeError:
             raise CELError("invalid UTF-8 in bytes, cannot convert to string") from None
     if t is IPValue:
@@ -770,9 +770,9 @@ def _to_string(v: Any) -> str:
     if t is QuantityValue:
         return str(v.q)
     if t is SemverValue:
-        return v.text
+        return str(v.text)
     if t is URLValue:
-        return v.text
+        return str(v.text)
     raise no_overload("string", v)
 
 
@@ -792,7 +792,7 @@ def _to_bool(v: Any) -> bool:
             return True
         if v in ("false", "False", "FALSE", "f", "0"):
             return False
-        raise CELError(f"type conversion error from 'string' to 'bool'")
+        raise CELError("type conversion error from 'string' to 'bool'")
     raise no_overload("bool", v)
 
 
