@@ -7,6 +7,7 @@ Decoding is planned once per class from its type hints, so parsing stays cheap.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import re
 import types
 import typing
@@ -409,6 +410,10 @@ def decode_object(cls: type[T], kind: str, data: Any, *, validate: bool = True) 
         problems = validation.node_problems(obj)
     else:
         problems = validation.meta_problems(obj, namespaced=want in _NAMESPACED)
+    if want in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):
+        from kschedlib.api.cel.validation import selector_problems
+
+        problems = itertools.chain(problems, selector_problems(want, obj))
     for problem in problems:
         key = getattr(obj, "key", "")
         label = f"{kind} {key}" if key else object_label(kind, data)

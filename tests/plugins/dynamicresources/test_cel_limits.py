@@ -88,13 +88,18 @@ def test_compile_errors_are_found_without_a_device_in_one_line(expr: str, error:
 
 
 def _cluster(expression: str) -> list[Any]:
+    """A pod whose claim's class has ``expression``, set after decoding (an object built in
+    Python is not validated, so the scheduler meets the error as it would for a class stored
+    before a stricter API server)."""
+    import attrs
+
     from kschedlib.api.objects import decode_any
 
     docs: list[dict[str, Any]] = [
         {"kind": "Node", "metadata": {"name": "n1"},
          "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}},
         {"kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {"selectors": [
-            {"cel": {"expression": expression}}]}},
+            {"cel": {"expression": "true"}}]}},
         {"kind": "ResourceSlice", "metadata": {"name": "n1-gpu"}, "spec": {
             "driver": "gpu.example.com", "nodeName": "n1",
             "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
@@ -106,7 +111,12 @@ def _cluster(expression: str) -> list[Any]:
          "spec": {"containers": [{"name": "c"}],
                   "resourceClaims": [{"name": "gpu", "resourceClaimName": "c0"}]}},
     ]
-    return [decode_any(d) for d in docs]
+    objs = [decode_any(d) for d in docs]
+    dc = objs[1]
+    sel = dc.spec.selectors[0]
+    objs[1] = attrs.evolve(dc, spec=attrs.evolve(dc.spec, selectors=(attrs.evolve(
+        sel, cel=attrs.evolve(sel.cel, expression=expression)),)))
+    return objs
 
 
 @pytest.mark.parametrize("expression, wanted", [

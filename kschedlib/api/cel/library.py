@@ -16,18 +16,20 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from kschedlib.api.cel.errors import CELError
 from kschedlib.api.quantity import Quantity, parse_quantity
 from kschedlib.errors import QuantityError
-from kschedlib.plugins.dynamicresources.celerrors import CELError
-
-try:  # RE2 (linear time), as cel-go uses; installed with cel-python.
-    import re2 as _re2  # type: ignore[import-untyped]
-
-    _compile_regex: Callable[[str], Any] = _re2.compile
-except ImportError:  # pragma: no cover - google-re2 is a dependency of cel-python
-    _compile_regex = re.compile
 
 _REGEX_CACHE: dict[str, Any] = {}
+
+
+def _compile_regex(pattern: str) -> Any:
+    """RE2 (linear time, as cel-go uses; installed with cel-python), else Python's re."""
+    try:
+        import re2  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - google-re2 is a dependency of cel-python
+        return re.compile(pattern)
+    return re2.compile(pattern)
 
 
 def _regex(pattern: str) -> Any:
