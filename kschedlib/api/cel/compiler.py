@@ -94,6 +94,20 @@ class _Frame:
 Eval = Callable[[_Frame], Any]
 
 
+_OP_TEXT = {"_<_": "<", "_<=_": "<=", "_>_": ">", "_>=_": ">=", "_==_": "==", "_!=_": "!=",
+            "@in": "in", "_+_": "+", "_-_": "-", "_*_": "*", "_/_": "/", "_%_": "%"}
+
+
+class _At:
+    """A source position (line and column from 1)."""
+
+    __slots__ = ("column", "line")
+
+    def __init__(self, line: int, column: int) -> None:
+        self.line = line
+        self.column = column
+
+
 class _Issue(Exception):  # noqa: N818 - a compile error at a position
     def __init__(self, msg: str, node: Any) -> None:
         super().__init__(msg)
@@ -214,8 +228,19 @@ def _literal(tok: Any) -> tuple[CelType, Any]:
 class _Compiler:
     """Type-checks a parse tree and builds its closures in one pass."""
 
-    def __init__(self, variables: dict[str, CelType]) -> None:
+    def __init__(self, variables: dict[str, CelType], src: str = "") -> None:
         self.scopes: list[dict[str, CelType]] = [variables]
+        self.src = src
+
+    def after(self, end_pos: int | None) -> _At:
+        """The position of the first character after ``end_pos`` that is not blank (where
+        cel-go reports an operator or a call's parenthesis)."""
+        i = end_pos or 0
+        while i < len(self.src) and self.src[i] in " \t\r\n":
+            i += 1
+        line = self.src.count("\n", 0, i) + 1
+        column = i - (self.src.rfind("\n", 0, i) + 1) + 1
+        return _At(line, column)
 
     # --- helpers ------------------------------------------------------------------
 
@@ -363,7 +388,10 @@ class _Compiler:
             return self.compile(node.children[0], d)
         op_node, right = node.children
         left = self.compile(op_node.children[0], d)
-        return self.call(self._BINARY[op_node.data], op_node, [left, self.compile(right, d)],
+        name = self._BINARY[op_node.data]
+        end = getattr(op_node.meta, "end_pos", None)
+        at = self.after(None if end is None else end - len(_OP_TEXT[name]))
+        return self.call(name, at, [left, self.compile(right, d)],
                          member=False)
 
     c_relation = c_addition = c_multiplication = _binary
@@ -513,8 +541,8 @@ class _Compiler:
         if method == "_optField" or method == "_optIndex":
             return self._opt_select(node, target, args, d, method == "_optIndex")
         recv = self.compile(target, d)
-        return self.call(method, method_tok, [recv, *(self.compile(a, d) for a in args)],
-                         member=True)
+        return self.call(method, self.after(method_tok.end_pos),
+                         [recv, *(self.compile(a, d) for a in args)], member=True)
 
     def c_member_object(self, node: Any, d: int) -> tuple[CelType, Eval]:
         raise _Issue("message construction is not supported: no message types are declared",
@@ -1059,7 +1087,7 @@ class CompiledExpression:
                           "max recursion depth exceeded")
             return
         try:
-            t, fn = _Compiler({"device": DEVICE_TYPE}).compile(tree)
+            t, fn = _Compiler({"device": DEVICE_TYPE}, expression).compile(tree)
         except _Issue as issue:
             self.error = "compilation failed: " + issue.text()
             return
