@@ -8,10 +8,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from kschedlib.api.cel.compiler import CEL_SELECTOR_EXPRESSION_MAX_LENGTH, compile_expression
-from kschedlib.api.validation import ValidationProblem
+
+Problem = tuple[str, str]
+"""A field path and the API server's wording."""
 
 
-def _selectors(selectors: Any, path: str) -> Iterator[ValidationProblem]:
+def _selectors(selectors: Any, path: str) -> Iterator[Problem]:
     for i, sel in enumerate(selectors or ()):
         cel = getattr(sel, "cel", None)
         if cel is None:
@@ -19,16 +21,16 @@ def _selectors(selectors: Any, path: str) -> Iterator[ValidationProblem]:
         where = f"{path}[{i}].cel.expression"
         expr = cel.expression
         if len(expr) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
-            yield ValidationProblem(where, f"Too long: may not be more than "
-                                           f"{CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes")
+            limit = CEL_SELECTOR_EXPRESSION_MAX_LENGTH
+            yield where, f"Too long: may not be more than {limit} bytes"
             continue
         error = compile_expression(expr).error
         if error is not None:
             shown = expr if len(expr) <= 64 else expr[:61] + "..."
-            yield ValidationProblem(where, f"Invalid value: \"{shown}\": {error}")
+            yield where, f"Invalid value: \"{shown}\": {error}"
 
 
-def _claim_spec(spec: Any, path: str) -> Iterator[ValidationProblem]:
+def _claim_spec(spec: Any, path: str) -> Iterator[Problem]:
     devices = getattr(spec, "devices", None)
     for i, req in enumerate(getattr(devices, "requests", ()) or ()):
         rpath = f"{path}.devices.requests[{i}]"
@@ -38,7 +40,7 @@ def _claim_spec(spec: Any, path: str) -> Iterator[ValidationProblem]:
             yield from _selectors(sub.selectors, f"{rpath}.firstAvailable[{j}].selectors")
 
 
-def selector_problems(kind: str, obj: Any) -> Iterator[ValidationProblem]:
+def selector_problems(kind: str, obj: Any) -> Iterator[Problem]:
     """The invalid device selectors of a DeviceClass, ResourceClaim or
     ResourceClaimTemplate (nothing for other kinds)."""
     if kind == "DeviceClass":
