@@ -143,6 +143,11 @@ def _one_line(s: str) -> str:
     return " ".join(s.split())
 
 
+def _escape_newlines(s: str) -> str:
+    """One line of text whatever a message quotes (keys, tokens, values)."""
+    return s.replace("\r", "\\r").replace("\n", "\\n")
+
+
 # ------------------------------------------------------------------ literals
 
 _ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, '"': 34, "'": 39,
@@ -150,6 +155,13 @@ _ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, '"': 34,
 
 
 def _unescape(body: str, as_bytes: bool, node: Any) -> str | bytes:
+    try:
+        return _unescape_checked(body, as_bytes, node)
+    except (ValueError, IndexError, OverflowError):
+        raise _Issue("Syntax error: invalid escape sequence", node) from None
+
+
+def _unescape_checked(body: str, as_bytes: bool, node: Any) -> str | bytes:
     out: list[int] = []
     i, n = 0, len(body)
     enc = (lambda c: list(c.encode("utf-8"))) if as_bytes else (lambda c: [ord(c)])
@@ -1015,7 +1027,7 @@ def _syntax_error(exc: Exception) -> str:
     column = getattr(exc, "column", None) or 1
     token = getattr(exc, "token", None)
     if token is not None:
-        shown = "<EOF>" if token.type == "$END" else str(token)
+        shown = "<EOF>" if token.type == "$END" else _escape_newlines(str(token))
         expected = sorted(getattr(exc, "expected", None) or [])
         what = f"mismatched input '{shown}'"
         if expected:
@@ -1089,7 +1101,7 @@ class CompiledExpression:
         try:
             t, fn = _Compiler({"device": DEVICE_TYPE}, expression).compile(tree)
         except _Issue as issue:
-            self.error = "compilation failed: " + issue.text()
+            self.error = "compilation failed: " + _escape_newlines(issue.text())
             return
         except RecursionError:
             self.error = ("compilation failed: ERROR: <input>:1:1: Syntax error: "
@@ -1109,6 +1121,11 @@ class CompiledExpression:
                     if cost_limit is None else cost_limit)
         try:
             return self._eval(fr), fr.cost
+        except CELError as exc:
+            text = str(exc)
+            if "\n" in text or "\r" in text:
+                raise CELError(_escape_newlines(text)) from None
+            raise
         except _CostExceeded:
             raise CELError("operation cancelled: actual cost limit exceeded") from None
         except RecursionError:

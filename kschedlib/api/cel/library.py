@@ -29,7 +29,9 @@ def _compile_regex(pattern: str) -> Any:
         import re2  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - google-re2 is a dependency of cel-python
         return re.compile(pattern)
-    return re2.compile(pattern)
+    options = re2.Options()
+    options.log_errors = False  # the error is the CEL error, not a line on stderr
+    return re2.compile(pattern, options)
 
 
 def _regex(pattern: str) -> Any:
@@ -39,7 +41,10 @@ def _regex(pattern: str) -> Any:
         try:
             rx = _compile_regex(pattern)
         except Exception as exc:  # re.error / re2.error
-            raise CELError(f"given regex is invalid: {' '.join(str(exc).split())}") from None
+            cause = exc.args[0] if exc.args else exc
+            text = cause.decode("utf-8", "replace") if isinstance(cause, bytes) else str(cause)
+            raise CELError(f"given regex is invalid: error parsing regexp: "
+                           f"{' '.join(text.split())}") from None
         if len(_REGEX_CACHE) > 1024:
             _REGEX_CACHE.clear()
         _REGEX_CACHE[pattern] = rx

@@ -140,3 +140,44 @@ def test_failed_scheduling_message_carries_the_cel_error_in_one_line(
     assert r.outcome != Outcome.Scheduled
     assert wanted in r.message, r.message
     assert "\n" not in r.message and "0x" not in r.message and len(r.message) < 600
+
+
+_SEEDS = [
+    'device.attributes["gpu.example.com"].model.matches("^L[0-9]+S?$")',
+    "cel.bind(a, '\\u00e9\\x41\\101', a.size() == 3 && \"\"\"x\ny\"\"\".size() == 3)",
+    'device.capacity["gpu.example.com"].memory.compareTo(quantity("1Gi")) >= 0 || [1, 2][1] == 2',
+    '{"a": [1u, 2u]}.all(k, v, v.exists(x, x / 0u == 1u)) ? 1.5 / 0.0 > 0.0 : -9 % 4 == -1',
+    'url("https://a.b:80/p?q=1").getQuery()["q"][0] == "1" && cidr("10.0.0.0/8").containsIP("10.1.2.3")',
+]
+
+
+def test_malformed_expressions_give_one_line_cel_errors_only() -> None:
+    """Seeded mutations of valid selectors: every outcome is a compile error or a CEL error
+    (one line), never another exception."""
+    import random
+
+    from kschedlib.plugins.dynamicresources.cel import CELError
+
+    rng = random.Random(25)
+    alphabet = list("()[]{}.,?:!-+*/%<>=\"'a1 xu&|\\\n")
+    runs = 0
+    for seed in _SEEDS:
+        for _ in range(120):
+            chars = list(seed)
+            for _ in range(rng.randint(1, 3)):
+                i = rng.randrange(len(chars))
+                if rng.random() < 0.5:
+                    del chars[i]
+                else:
+                    chars.insert(i, rng.choice(alphabet))
+            c = compile_expression("".join(chars))
+            runs += 1
+            if c.error is not None:
+                assert "\n" not in c.error
+                continue
+            try:
+                c.evaluate({"device": {"driver": "d", "attributes": {}, "capacity": {}}},
+                           cost_limit=10_000)
+            except CELError as exc:
+                assert "\n" not in str(exc)
+    assert runs == 600
