@@ -9,6 +9,7 @@ is done so that neither time nor memory can run away."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import ipaddress
 import math
 import re
@@ -98,6 +99,8 @@ SEMVER = CelType("kubernetes.Semver")
 IP = CelType("net.IP")
 CIDR = CelType("net.CIDR")
 URL = CelType("kubernetes.URL")
+TIMESTAMP = CelType("google.protobuf.Timestamp")
+DURATION = CelType("google.protobuf.Duration")
 _A, _B, _K, _V = CelType("A"), CelType("B"), CelType("K"), CelType("V")
 
 
@@ -340,6 +343,7 @@ _GO_TYPE_NAMES: dict[type, str] = {
     list: "types.List", dict: "types.Map", SemverValue: "cel.Semver",
     QuantityValue: "cel.Quantity", IPValue: "cel.IP", CIDRValue: "cel.CIDR",
     URLValue: "cel.URL", OptionalValue: "types.Optional", TypeValue: "types.Type",
+    _dt.datetime: "types.Timestamp", _dt.timedelta: "types.Duration",
 }
 
 _CEL_TYPE_NAMES: dict[type, str] = {
@@ -347,6 +351,7 @@ _CEL_TYPE_NAMES: dict[type, str] = {
     type(None): "null_type", list: "list", dict: "map", SemverValue: "kubernetes.Semver",
     QuantityValue: "kubernetes.Quantity", IPValue: "net.IP", CIDRValue: "net.CIDR",
     URLValue: "kubernetes.URL", OptionalValue: "optional_type", TypeValue: "type",
+    _dt.datetime: "google.protobuf.Timestamp", _dt.timedelta: "google.protobuf.Duration",
 }
 
 
@@ -426,7 +431,7 @@ def map_lookup(m: dict[Any, Any], key: Any) -> tuple[bool, Any]:
 def cel_compare(name: str, a: Any, b: Any) -> int:
     """-1/0/1 for the ordering operators; ``no such overload`` for unordered types."""
     ta, tb = type(a), type(b)
-    if ta is tb and ta in (str, int, float, bytes, bool, UInt):
+    if ta is tb and ta in (str, int, float, bytes, bool, UInt, _dt.datetime, _dt.timedelta):
         return -1 if a < b else (1 if a > b else 0)
     if _is_num(a) and _is_num(b):
         if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
@@ -484,7 +489,7 @@ FUNCTIONS: dict[str, Function] = {}
 _TYPE_WORDS: dict[str, CelType] = {
     "bool": BOOL, "int": INT, "uint": UINT, "double": DOUBLE, "string": STRING,
     "bytes": BYTES, "null": NULL, "dyn": DYN, "Quantity": QUANTITY, "Semver": SEMVER,
-    "IP": IP, "CIDR": CIDR, "URL": URL, "A": _A, "B": _B, "K": _K, "V": _V,
+    "IP": IP, "CIDR": CIDR, "URL": URL, "Timestamp": TIMESTAMP, "Duration": DURATION, "A": _A, "B": _B, "K": _K, "V": _V,
 }
 
 
@@ -556,6 +561,11 @@ def _check_uint(v: int) -> UInt:
 
 def _add(a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
+    if _dt.timedelta in (ta, tb) and {ta, tb} <= {_dt.datetime, _dt.timedelta}:
+        try:
+            return _check_time(a + b)
+        except OverflowError:
+            raise CELError("timestamp overflow") from None
     if ta is tb:
         if ta is int:
             return _check_int(a + b)
@@ -570,6 +580,12 @@ def _add(a: Any, b: Any) -> Any:
 
 def _sub(a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
+    if ta is _dt.datetime and tb in (_dt.datetime, _dt.timedelta) or (
+            ta is _dt.timedelta and tb is _dt.timedelta):
+        try:
+            return _check_time(a - b)
+        except OverflowError:
+            raise CELError("timestamp overflow") from None
     if ta is tb:
         if ta is int:
             return _check_int(a - b)
@@ -669,14 +685,19 @@ for _op, _fn in (("_<_", lambda a, b: cel_compare("_<_", a, b) == -1),
     define(_op, [f"{_op}({t}, {u}) -> bool" for t, u in (
         ("bool", "bool"), ("string", "string"), ("bytes", "bytes"), ("int", "int"),
         ("uint", "uint"), ("double", "double"), ("int", "uint"), ("int", "double"),
-        ("uint", "int"), ("uint", "double"), ("double", "int"), ("double", "uint"))],
+        ("uint", "int"), ("uint", "double"), ("double", "int"), ("double", "uint"),
+        ("Timestamp", "Timestamp"), ("Duration", "Duration"))],
         _fn, _cost_equality)
 define("_==_", ["_==_(A, A) -> bool"], cel_equal, _cost_equality)
 define("_!=_", ["_!=_(A, A) -> bool"], lambda a, b: not cel_equal(a, b), _cost_equality)
 define("_+_", ["_+_(int, int) -> int", "_+_(uint, uint) -> uint", "_+_(double, double) -> double",
+               "_+_(Timestamp, Duration) -> Timestamp", "_+_(Duration, Timestamp) -> Timestamp",
+               "_+_(Duration, Duration) -> Duration",
                "_+_(string, string) -> string", "_+_(bytes, bytes) -> bytes",
                "_+_(list(A), list(A)) -> list(A)"], _add, _cost_sum_sizes)
 define("_-_", ["_-_(int, int) -> int", "_-_(uint, uint) -> uint",
+               "_-_(Timestamp, Timestamp) -> Duration", "_-_(Timestamp, Duration) -> Timestamp",
+               "_-_(Duration, Duration) -> Duration",
                "_-_(double, double) -> double"], _sub)
 define("_*_", ["_*_(int, int) -> int", "_*_(uint, uint) -> uint",
                "_*_(double, double) -> double"], _mul)
@@ -698,6 +719,8 @@ def _to_int(v: Any) -> int:
     t = type(v)
     if t is int:
         return int(v)
+    if t is _dt.datetime:
+        return int((v - _EPOCH) // _dt.timedelta(seconds=1))
     if t is UInt:
         return _check_int(int(v))
     if t is float:
@@ -780,6 +803,10 @@ def _to_string(v: Any) -> str:
         return str(v.text)
     if t is URLValue:
         return str(v.text)
+    if t is _dt.datetime:
+        return _format_timestamp(v)
+    if t is _dt.timedelta:
+        return _format_duration(v)
     raise no_overload("string", v)
 
 
@@ -808,14 +835,15 @@ def _type_fn(v: Any) -> TypeValue:
 
 
 define("int", ["int(int) -> int", "int(uint) -> int", "int(double) -> int",
-               "int(string) -> int"], _to_int)
+               "int(string) -> int", "int(Timestamp) -> int"], _to_int)
 define("uint", ["uint(uint) -> uint", "uint(int) -> uint", "uint(double) -> uint",
                 "uint(string) -> uint"], _to_uint)
 define("double", ["double(double) -> double", "double(int) -> double",
                   "double(uint) -> double", "double(string) -> double"], _to_double)
 define("string", ["string(string) -> string", "string(bool) -> string", "string(int) -> string",
                   "string(uint) -> string", "string(double) -> string",
-                  "string(bytes) -> string", "string(IP) -> string", "string(CIDR) -> string"],
+                  "string(bytes) -> string", "string(IP) -> string", "string(CIDR) -> string",
+                  "string(Timestamp) -> string", "string(Duration) -> string"],
        _to_string)
 define("bytes", ["bytes(bytes) -> bytes", "bytes(string) -> bytes"], _to_bytes,
        lambda args: traversal(size_of(args[0])))
@@ -1554,3 +1582,139 @@ define("hasValue", ["optional(A).hasValue() -> bool"], lambda o: _opt("hasValue"
 define("value", ["optional(A).value() -> A"], _opt_value)
 define("orValue", ["optional(A).orValue(A) -> A"], _or_value)
 define("or", ["optional(A).or(optional(A)) -> optional(A)"], _or)
+
+# --- timestamps and durations ----------------------------------------------------------
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_TS_MIN = _dt.datetime(1, 1, 1, tzinfo=_dt.timezone.utc)
+_TS_MAX = _dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=_dt.timezone.utc)
+_DURATION_MAX = _dt.timedelta(seconds=315_576_000_000)
+_DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6,
+                   "ns": 1e-9}
+_DURATION_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|us|µs|ns|m|s)")
+
+
+def _check_time(v: Any) -> Any:
+    if type(v) is _dt.datetime and not _TS_MIN <= v <= _TS_MAX:
+        raise CELError("timestamp overflow")
+    if type(v) is _dt.timedelta and abs(v) > _DURATION_MAX:
+        raise CELError("duration overflow")
+    return v
+
+
+def _timestamp(v: Any) -> _dt.datetime:
+    if type(v) is _dt.datetime:
+        return v
+    if type(v) is int:
+        try:
+            return _check_time(_EPOCH + _dt.timedelta(seconds=v))  # type: ignore[no-any-return]
+        except OverflowError:
+            raise CELError("timestamp overflow") from None
+    if type(v) is not str:
+        raise no_overload("timestamp", v)
+    text = v[:-1] + "+00:00" if v.endswith(("Z", "z")) else v
+    try:
+        ts = _dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise CELError(f'parsing time "{v}" as "2006-01-02T15:04:05Z07:00": cannot parse') from None
+    if ts.tzinfo is None or "T" not in text.upper():
+        raise CELError(f'parsing time "{v}" as "2006-01-02T15:04:05Z07:00": cannot parse')
+    return _check_time(ts.astimezone(_dt.timezone.utc))  # type: ignore[no-any-return]
+
+
+def _duration(v: Any) -> _dt.timedelta:
+    if type(v) is _dt.timedelta:
+        return v
+    if type(v) is not str:
+        raise no_overload("duration", v)
+    text = v
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-")
+    if body == "0":
+        return _dt.timedelta(0)
+    pos, total = 0, 0.0
+    for m in _DURATION_RE.finditer(body):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+        pos = m.end()
+    if pos != len(body) or not body:
+        raise CELError(f'time: invalid duration "{v}"')
+    return _check_time(_dt.timedelta(seconds=sign * total))  # type: ignore[no-any-return]
+
+
+def _format_timestamp(v: _dt.datetime) -> str:
+    text = v.astimezone(_dt.timezone.utc).isoformat()
+    text = text.replace("+00:00", "Z")
+    if "." in text:
+        head, frac = text[:-1].split(".")
+        text = head + "." + frac.rstrip("0") + "Z"
+    return text
+
+
+def _format_duration(v: _dt.timedelta) -> str:
+    seconds = v.total_seconds()
+    return (f"{seconds:.9f}".rstrip("0").rstrip(".") or "0") + "s"
+
+
+def _tz(args: Sequence[Any], name: str) -> _dt.tzinfo:
+    if not args:
+        return _dt.timezone.utc
+    tz = args[0]
+    if type(tz) is not str:
+        raise no_overload(name, tz)
+    m = re.fullmatch(r"([+-])(\d{2}):(\d{2})", tz)
+    if m:
+        delta = _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
+        return _dt.timezone(delta if m.group(1) == "+" else -delta)
+    try:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(tz)
+    except Exception:
+        raise CELError(f"unknown time zone {tz}") from None
+
+
+def _ts_getter(name: str, fn: Callable[[_dt.datetime], int]) -> Impl:
+    def call(v: Any, *tz: Any) -> int:
+        if type(v) is not _dt.datetime:
+            raise no_overload(name, v, *tz)
+        return fn(v.astimezone(_tz(tz, name)))
+
+    return call
+
+
+def _time_getter(name: str, ts: Callable[[_dt.datetime], int] | None,
+                 dur: Callable[[_dt.timedelta], int] | None) -> Impl:
+    ts_call = _ts_getter(name, ts) if ts is not None else None
+
+    def call(v: Any, *tz: Any) -> int:
+        if type(v) is _dt.timedelta and dur is not None and not tz:
+            return dur(v)
+        if ts_call is None:
+            raise no_overload(name, v, *tz)
+        return int(ts_call(v, *tz))
+
+    return call
+
+
+define("timestamp", ["timestamp(string) -> Timestamp", "timestamp(int) -> Timestamp",
+                     "timestamp(Timestamp) -> Timestamp"], _timestamp)
+define("duration", ["duration(string) -> Duration", "duration(Duration) -> Duration"], _duration)
+for _name, _ts_fn, _dur_fn in (
+    ("getFullYear", lambda t: t.year, None),
+    ("getMonth", lambda t: t.month - 1, None),
+    ("getDate", lambda t: t.day, None),
+    ("getDayOfMonth", lambda t: t.day - 1, None),
+    ("getDayOfWeek", lambda t: (t.weekday() + 1) % 7, None),
+    ("getDayOfYear", lambda t: t.timetuple().tm_yday - 1, None),
+    ("getHours", lambda t: t.hour, lambda d: int(d.total_seconds() // 3600)),
+    ("getMinutes", lambda t: t.minute, lambda d: int(d.total_seconds() // 60)),
+    ("getSeconds", lambda t: t.second, lambda d: int(d.total_seconds())),
+    ("getMilliseconds", lambda t: t.microsecond // 1000,
+     lambda d: int(d.total_seconds() * 1000) % 1000),
+):
+    _sigs = [f"Timestamp.{_name}() -> int", f"Timestamp.{_name}(string) -> int"]
+    if _dur_fn is not None:
+        _sigs.append(f"Duration.{_name}() -> int")
+    define(_name, _sigs, _time_getter(_name, _ts_fn, _dur_fn))
