@@ -243,6 +243,7 @@ class _Compiler:
     def __init__(self, variables: dict[str, CelType], src: str = "") -> None:
         self.scopes: list[dict[str, CelType]] = [variables]
         self.src = src
+        self.types: dict[int, CelType] = {}
 
     def after(self, end_pos: int | None) -> _At:
         """The position of the first character after ``end_pos`` that is not blank (where
@@ -317,6 +318,7 @@ class _Compiler:
             raise _Issue("Syntax error: max recursion depth exceeded", node)
         method = getattr(self, "c_" + node.data)
         result: tuple[CelType, Eval] = method(node, depth + 1)
+        self.types[id(node)] = result[0]
         return result
 
     def c_expr(self, node: Any, d: int) -> tuple[CelType, Eval]:
@@ -1076,12 +1078,14 @@ def _parse(src: str) -> Any:
 class CompiledExpression:
     """One selector expression, compiled (and type-checked) once."""
 
-    __slots__ = ("_eval", "error", "expression", "output_type")
+    __slots__ = ("_eval", "error", "expression", "max_cost", "output_type")
 
     def __init__(self, expression: str) -> None:
         self.expression = expression
         self.error: str | None = None
         self.output_type: CelType | None = None
+        self.max_cost: int | None = None
+        """cel-go's worst-case cost estimate (None when the expression does not compile)."""
         self._eval: Eval | None = None
         if len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
             self.error = (
@@ -1098,8 +1102,9 @@ class CompiledExpression:
             self.error = ("compilation failed: ERROR: <input>:1:1: Syntax error: "
                           "max recursion depth exceeded")
             return
+        compiler = _Compiler({"device": DEVICE_TYPE}, expression)
         try:
-            t, fn = _Compiler({"device": DEVICE_TYPE}, expression).compile(tree)
+            t, fn = compiler.compile(tree)
         except _Issue as issue:
             self.error = "compilation failed: " + _escape_newlines(issue.text())
             return
@@ -1112,6 +1117,12 @@ class CompiledExpression:
             return
         self.output_type = t
         self._eval = fn
+        from kschedlib.api.cel.estimate import INF, Estimator
+
+        try:
+            self.max_cost = Estimator(compiler.types).estimate(tree)
+        except RecursionError:
+            self.max_cost = INF
 
     def evaluate(self, activation: dict[str, Any], cost_limit: int | None = None) -> tuple[Any, int]:
         """The raw result and the actual cost; CELError on a runtime error."""

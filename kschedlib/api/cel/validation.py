@@ -1,13 +1,18 @@
 """The API server's validation of CEL device selectors (pkg/apis/resource/validation):
-an expression that is too long or does not compile makes a DeviceClass, ResourceClaim or
-ResourceClaimTemplate invalid at create, with the field path of the expression."""
+an expression that is too long, does not compile or whose worst-case cost estimate exceeds
+the runtime limit makes a DeviceClass, ResourceClaim or ResourceClaimTemplate invalid at
+create, with the field path of the expression."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-from kschedlib.api.cel.compiler import CEL_SELECTOR_EXPRESSION_MAX_LENGTH, compile_expression
+from kschedlib.api.cel.compiler import (
+    CEL_SELECTOR_EXPRESSION_MAX_COST,
+    CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
+    compile_expression,
+)
 
 Problem = tuple[str, str]
 """A field path and the API server's wording."""
@@ -24,10 +29,12 @@ def _selectors(selectors: Any, path: str) -> Iterator[Problem]:
             limit = CEL_SELECTOR_EXPRESSION_MAX_LENGTH
             yield where, f"Too long: may not be more than {limit} bytes"
             continue
-        error = compile_expression(expr).error
-        if error is not None:
+        compiled = compile_expression(expr)
+        if compiled.error is not None:
             shown = expr if len(expr) <= 64 else expr[:61] + "..."
-            yield where, f"Invalid value: \"{shown}\": {error}"
+            yield where, f"Invalid value: \"{shown}\": {compiled.error}"
+        elif (compiled.max_cost or 0) > CEL_SELECTOR_EXPRESSION_MAX_COST:
+            yield where, "Forbidden: too complex, exceeds cost limit"
 
 
 def _claim_spec(spec: Any, path: str) -> Iterator[Problem]:

@@ -49,6 +49,12 @@ def _sel(expr: str) -> list[dict[str, Any]]:
      "undefined field 'nope'"),
     (_class("true || " * 1300 + "true"), "deviceclass gpu", "spec.selectors[0].cel.expression",
      "Too long: may not be more than 10240 bytes"),
+    (_class("[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(y, "
+            "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z2, "
+            "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z3, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z4, "
+            "x + y + z + z2 + z3 + z4 > 0))))))"),
+     "deviceclass gpu", "spec.selectors[0].cel.expression",
+     "Forbidden: too complex, exceeds cost limit"),
 ])
 def test_invalid_selectors_are_rejected_at_decode(
     doc: dict[str, Any], obj: str, path: str, problem: str
