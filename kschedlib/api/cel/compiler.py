@@ -53,6 +53,16 @@ from kschedlib.api.cel.library import (
     type_of,
     unify,
 )
+from kschedlib.api.cel.tree import (
+    At,
+    Issue,
+    escape_newlines,
+    literal,
+    namespace,
+    one_line,
+    simple_ident,
+    unwrap,
+)
 
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_COST", "CEL_SELECTOR_EXPRESSION_MAX_LENGTH", "DEVICE_TYPE",
@@ -98,28 +108,6 @@ _OP_TEXT = {"_<_": "<", "_<=_": "<=", "_>_": ">", "_>=_": ">=", "_==_": "==", "_
             "@in": "in", "_+_": "+", "_-_": "-", "_*_": "*", "_/_": "/", "_%_": "%"}
 
 
-class _At:
-    """A source position (line and column from 1)."""
-
-    __slots__ = ("column", "line")
-
-    def __init__(self, line: int, column: int) -> None:
-        self.line = line
-        self.column = column
-
-
-class _Issue(Exception):  # noqa: N818 - a compile error at a position
-    def __init__(self, msg: str, node: Any) -> None:
-        super().__init__(msg)
-        self.msg = msg
-        meta = getattr(node, "meta", None)
-        self.line = getattr(meta, "line", None) or getattr(node, "line", None) or 1
-        self.column = getattr(meta, "column", None) or getattr(node, "column", None) or 1
-
-    def text(self) -> str:
-        return f"ERROR: <input>:{self.line}:{self.column}: {self.msg}"
-
-
 def _charge(fr: _Frame, n: int) -> None:
     fr.cost += n
     if fr.cost > fr.limit:
@@ -136,103 +124,10 @@ def _call_runtime(fn: Function, args: list[Any], fr: _Frame) -> Any:
     except CELError:
         raise
     except (TypeError, ValueError, KeyError, IndexError, ArithmeticError, AttributeError) as exc:
-        raise CELError(_one_line(str(exc)) or f"no such overload: {fn.name}") from None
-
-
-def _one_line(s: str) -> str:
-    return " ".join(s.split())
-
-
-def _escape_newlines(s: str) -> str:
-    """One line of text whatever a message quotes (keys, tokens, values)."""
-    return s.replace("\r", "\\r").replace("\n", "\\n")
+        raise CELError(one_line(str(exc)) or f"no such overload: {fn.name}") from None
 
 
 # ------------------------------------------------------------------ literals
-
-_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, '"': 34, "'": 39,
-            "\\": 92, "`": 96, "?": 63}
-
-
-def _unescape(body: str, as_bytes: bool, node: Any) -> str | bytes:
-    try:
-        return _unescape_checked(body, as_bytes, node)
-    except (ValueError, IndexError, OverflowError):
-        raise _Issue("Syntax error: invalid escape sequence", node) from None
-
-
-def _unescape_checked(body: str, as_bytes: bool, node: Any) -> str | bytes:
-    out: list[int] = []
-    i, n = 0, len(body)
-    enc = (lambda c: list(c.encode("utf-8"))) if as_bytes else (lambda c: [ord(c)])
-    while i < n:
-        c = body[i]
-        if c != "\\":
-            out.extend(enc(c))
-            i += 1
-            continue
-        i += 1
-        if i >= n:
-            raise _Issue("Syntax error: invalid escape sequence", node)
-        e = body[i]
-        if e in _ESCAPES:
-            out.append(_ESCAPES[e])
-            i += 1
-        elif e in "xX":
-            out.extend([int(body[i + 1:i + 3], 16)] if as_bytes
-                       else enc(chr(int(body[i + 1:i + 3], 16))))
-            i += 3
-        elif e == "u" or e == "U":
-            width = 4 if e == "u" else 8
-            cp = int(body[i + 1:i + 1 + width], 16)
-            if as_bytes or 0xD800 <= cp <= 0xDFFF or cp > 0x10FFFF:
-                raise _Issue("Syntax error: invalid unicode code point", node)
-            out.append(cp)
-            i += 1 + width
-        elif e in "0123":
-            v = int(body[i:i + 3], 8)
-            out.extend([v] if as_bytes else enc(chr(v)))
-            i += 3
-        else:
-            raise _Issue(f"Syntax error: invalid escape sequence '\\{e}'", node)
-    if as_bytes:
-        return bytes(out)
-    return "".join(chr(c) for c in out)
-
-
-def _literal(tok: Any) -> tuple[CelType, Any]:
-    kind, text = tok.type, str(tok)
-    if kind == "BOOL_LIT":
-        return BOOL, text == "true"
-    if kind == "NULL_LIT":
-        return NULL, None
-    if kind == "INT_LIT":
-        neg = text.startswith("-")
-        body = text[1:] if neg else text
-        v = int(body, 16) if body[:2].lower() == "0x" else int(body)
-        v = -v if neg else v
-        if not -(2**63) <= v <= 2**63 - 1:
-            raise _Issue(f"invalid int literal: {text}", tok)
-        return INT, v
-    if kind == "UINT_LIT":
-        body = text[:-1]
-        v = int(body, 16) if body[:2].lower() == "0x" else int(body)
-        if v > 2**64 - 1:
-            raise _Issue(f"invalid uint literal: {text}", tok)
-        return UINT, UInt(v)
-    if kind == "FLOAT_LIT":
-        return DOUBLE, float(text)
-    as_bytes = kind == "BYTES_LIT"
-    s = text[1:] if as_bytes else text
-    raw = s[:1] in ("r", "R")
-    if raw:
-        s = s[1:]
-    q = 3 if s[:3] in ('"""', "'''") else 1
-    body = s[q:-q]
-    if raw:
-        return (BYTES, body.encode("utf-8")) if as_bytes else (STRING, body)
-    return (BYTES if as_bytes else STRING), _unescape(body, as_bytes, tok)
-
 
 # ------------------------------------------------------------------ the compiler
 
@@ -245,7 +140,7 @@ class _Compiler:
         self.src = src
         self.types: dict[int, CelType] = {}
 
-    def after(self, end_pos: int | None) -> _At:
+    def after(self, end_pos: int | None) -> At:
         """The position of the first character after ``end_pos`` that is not blank (where
         cel-go reports an operator or a call's parenthesis)."""
         i = end_pos or 0
@@ -253,7 +148,7 @@ class _Compiler:
             i += 1
         line = self.src.count("\n", 0, i) + 1
         column = i - (self.src.rfind("\n", 0, i) + 1) + 1
-        return _At(line, column)
+        return At(line, column)
 
     # --- helpers ------------------------------------------------------------------
 
@@ -268,7 +163,7 @@ class _Compiler:
         """The result type of a call, or a compile error naming the argument types."""
         fn = FUNCTIONS.get(name)
         if fn is None:
-            raise _Issue(f"undeclared reference to '{name}' (in container '')", node)
+            raise Issue(f"undeclared reference to '{name}' (in container '')", node)
         results: list[CelType] = []
         for ov in fn.overloads:
             if ov.member != member or len(ov.params) != len(args):
@@ -281,7 +176,7 @@ class _Compiler:
                 shown = f"{args[0]}.({', '.join(str(a) for a in args[1:])})"
             else:
                 shown = f"({', '.join(str(a) for a in args)})"
-            raise _Issue(f"found no matching overload for '{_display(name)}' applied to "
+            raise Issue(f"found no matching overload for '{_display(name)}' applied to "
                          f"'{shown}'", node)
         first = results[0]
         return first if all(r == first for r in results) else DYN
@@ -315,7 +210,7 @@ class _Compiler:
 
     def compile(self, node: Any, depth: int = 0) -> tuple[CelType, Eval]:
         if depth > MAX_NESTING * 12:  # a dozen grammar levels per nesting level
-            raise _Issue("Syntax error: max recursion depth exceeded", node)
+            raise Issue("Syntax error: max recursion depth exceeded", node)
         method = getattr(self, "c_" + node.data)
         result: tuple[CelType, Eval] = method(node, depth + 1)
         self.types[id(node)] = result[0]
@@ -329,7 +224,7 @@ class _Compiler:
         ft, ff = self.compile(node.children[2], d)
         if not (is_dyn(ct) or ct == BOOL) or not (is_dyn(tt) or is_dyn(ft) or tt == ft
                                                    or unify(tt, ft, {})):
-            raise _Issue(f"found no matching overload for '_?_:_' applied to "
+            raise Issue(f"found no matching overload for '_?_:_' applied to "
                          f"'({ct}, {tt}, {ft})'", node)
         rt = tt if tt == ft or is_dyn(ft) else (ft if is_dyn(tt) else tt)
 
@@ -361,7 +256,7 @@ class _Compiler:
             if not (is_dyn(t) or t == BOOL):
                 left = compiled[i - 1][0] if i else t
                 right = t if i else compiled[1][0]
-                raise _Issue(f"found no matching overload for '{op}' applied to "
+                raise Issue(f"found no matching overload for '{op}' applied to "
                              f"'({left}, {right})'", terms[i])
         fns = [f for _, f in compiled]
         decisive = not is_and  # false decides &&, true decides ||
@@ -427,7 +322,7 @@ class _Compiler:
         return self.compile(node.children[0], d)
 
     def c_literal(self, node: Any, d: int) -> tuple[CelType, Eval]:
-        t, v = _literal(node.children[0])
+        t, v = literal(node.children[0])
         return t, lambda fr: v
 
     # --- identifiers and selection ---------------------------------------------------
@@ -439,7 +334,7 @@ class _Compiler:
             if tt is not None:
                 tv = TypeValue(name)
                 return type_of(tt), lambda fr: tv
-            raise _Issue(f"undeclared reference to '{name}' (in container '')", node)
+            raise Issue(f"undeclared reference to '{name}' (in container '')", node)
 
         def ident(fr: _Frame) -> Any:
             fr.cost += 1
@@ -459,16 +354,16 @@ class _Compiler:
         if t.fields is not None:
             ft = t.fields.get(field)
             if ft is None:
-                raise _Issue(f"undefined field '{field}'", node)
+                raise Issue(f"undefined field '{field}'", node)
             return ft
         if t.name == "map":
             if not (is_dyn(t.params[0]) or t.params[0] == STRING):
-                raise _Issue(f"found no matching overload for '_[_]' applied to "
+                raise Issue(f"found no matching overload for '_[_]' applied to "
                              f"'({t}, string)'", node)
             return t.params[1]
         if is_dyn(t):
             return DYN
-        raise _Issue(f"type '{t}' does not support field selection", node)
+        raise Issue(f"type '{t}' does not support field selection", node)
 
     def c_member_dot(self, node: Any, d: int) -> tuple[CelType, Eval]:
         target, field_tok = node.children
@@ -500,16 +395,16 @@ class _Compiler:
         rt: CelType = DYN
         if tt.name == "list":
             if not (is_dyn(kt) or kt in (INT, UINT, DOUBLE)):
-                raise _Issue(f"found no matching overload for '_[_]' applied to "
+                raise Issue(f"found no matching overload for '_[_]' applied to "
                              f"'({tt}, {kt})'", node)
             rt = tt.params[0]
         elif tt.name == "map":
             if not unify(tt.params[0], kt, {}):
-                raise _Issue(f"found no matching overload for '_[_]' applied to "
+                raise Issue(f"found no matching overload for '_[_]' applied to "
                              f"'({tt}, {kt})'", node)
             rt = tt.params[1]
         elif not is_dyn(tt):
-            raise _Issue(f"found no matching overload for '_[_]' applied to "
+            raise Issue(f"found no matching overload for '_[_]' applied to "
                          f"'({tt}, {kt})'", node)
 
         def index(fr: _Frame) -> Any:
@@ -542,7 +437,7 @@ class _Compiler:
         target, method_tok = node.children[0], node.children[1]
         method = str(method_tok)
         args = self._args(node.children[2] if len(node.children) > 2 else None, d)
-        ns = _namespace(target)
+        ns = namespace(target)
         if ns is not None and self.lookup(ns) is None:
             qualified = f"{ns}.{method}"
             if qualified == "cel.bind":
@@ -550,7 +445,7 @@ class _Compiler:
             if qualified in FUNCTIONS:
                 return self.call(qualified, method_tok, [self.compile(a, d) for a in args],
                                  member=False)
-        if method in _MACROS and args and _simple_ident(args[0]) is not None:
+        if method in _MACROS and args and simple_ident(args[0]) is not None:
             return _MACROS[method](self, node, target, args, d)
         if method == "_optField" or method == "_optIndex":
             return self._opt_select(node, target, args, d, method == "_optIndex")
@@ -559,7 +454,7 @@ class _Compiler:
                          [recv, *(self.compile(a, d) for a in args)], member=True)
 
     def c_member_object(self, node: Any, d: int) -> tuple[CelType, Eval]:
-        raise _Issue("message construction is not supported: no message types are declared",
+        raise Issue("message construction is not supported: no message types are declared",
                      node)
 
     def c_list_lit(self, node: Any, d: int) -> tuple[CelType, Eval]:
@@ -584,7 +479,7 @@ class _Compiler:
         vals = [self.compile(v, d) for v in items[1::2]]
         for (kt, _), knode in zip(keys, items[0::2], strict=True):
             if not (is_dyn(kt) or kt in (INT, UINT, BOOL, STRING)):
-                raise _Issue(f"unsupported map key type: {kt}", knode)
+                raise Issue(f"unsupported map key type: {kt}", knode)
         kt = self._homogeneous([(t, n) for (t, _), n in zip(keys, items[0::2], strict=True)])
         vt = self._homogeneous([(t, n) for (t, _), n in zip(vals, items[1::2], strict=True)])
         pairs = [(kf, vf) for (_, kf), (_, vf) in zip(keys, vals, strict=True)]
@@ -614,7 +509,7 @@ class _Compiler:
             if first is None:
                 first = t
             elif not unify(first, t, {}):
-                raise _Issue(f"expected type '{first}' but found '{t}'", n)
+                raise Issue(f"expected type '{first}' but found '{t}'", n)
         if first is None or any(is_dyn(t) for t, _ in typed):
             return first if first is not None and all(
                 not is_dyn(t) or t.name == "dyn" for t, _ in typed) and not any(
@@ -622,9 +517,9 @@ class _Compiler:
         return first
 
     def _has(self, node: Any, args: list[Any], d: int) -> tuple[CelType, Eval]:
-        sel = _unwrap(args[0]) if len(args) == 1 else None
+        sel = unwrap(args[0]) if len(args) == 1 else None
         if sel is None or sel.data != "member_dot":
-            raise _Issue("invalid argument to has() macro", node)
+            raise Issue("invalid argument to has() macro", node)
         target, field_tok = sel.children
         field = str(field_tok)
         tt, tf = self.compile(target, d)
@@ -644,9 +539,9 @@ class _Compiler:
         return BOOL, has
 
     def _bind(self, node: Any, args: list[Any], d: int) -> tuple[CelType, Eval]:
-        name = _simple_ident(args[0]) if len(args) == 3 else None
+        name = simple_ident(args[0]) if len(args) == 3 else None
         if name is None:
-            raise _Issue("cel.bind() variable name must be a simple identifier", node)
+            raise Issue("cel.bind() variable name must be a simple identifier", node)
         it, init = self.compile(args[1], d)
         self.scopes.append({name: it})
         try:
@@ -673,16 +568,16 @@ class _Compiler:
             return (t.params[0], t.params[1]) if two else (t.params[0], DYN)
         if is_dyn(t):
             return DYN, DYN
-        raise _Issue(f"expression of type '{t}' cannot be range of a comprehension "
+        raise Issue(f"expression of type '{t}' cannot be range of a comprehension "
                      "(must be list, map, or dynamic)", node)
 
     def _comprehension(self, node: Any, target: Any, args: list[Any], d: int,
                        kind: str) -> tuple[CelType, Eval]:
         two = kind in ("all", "exists", "exists_one", "existsOne") and len(args) == 3 or \
             kind in ("transformList", "transformMap")
-        names = [_simple_ident(a) for a in args[:2 if two else 1]]
+        names = [simple_ident(a) for a in args[:2 if two else 1]]
         if any(n is None for n in names):
-            raise _Issue("argument must be a simple name", node)
+            raise Issue("argument must be a simple name", node)
         rt_, rf = self.compile(target, d)
         t1, t2 = self._range(rt_, target, two)
         scope = {names[0]: t1} if not two else {names[0]: t1, names[1]: t2}
@@ -697,7 +592,7 @@ class _Compiler:
                 kind in ("map", "transformList", "transformMap") and len(rest) == 2):
             pt = rest[0][0]
             if not (is_dyn(pt) or pt == BOOL):
-                raise _Issue(f"found no matching overload for '_&&_' applied to "
+                raise Issue(f"found no matching overload for '_&&_' applied to "
                              f"'(bool, {pt})'", args[-1])
         pred = rest[0][1]
         step = rest[-1][1]
@@ -739,7 +634,7 @@ class _Compiler:
             kt, kf = self.compile(args[0], d)
             vt = base.params[-1] if base.name in ("map", "list") else DYN
         else:
-            field = _literal(_unwrap(args[0]).children[0])[1]
+            field = literal(unwrap(args[0]).children[0])[1]
             vt = self._select_type(base, field, node) if not is_dyn(base) else DYN
             kf = (lambda fr: field)  # noqa: E731
 
@@ -796,32 +691,6 @@ def _index(v: Any, k: Any) -> Any:
 
 def _display(name: str) -> str:
     return name
-
-
-def _unwrap(node: Any) -> Any:
-    """The innermost node of a chain of single-child grammar levels."""
-    while _is_tree(node) and len(node.children) == 1 and _is_tree(
-            node.children[0]) and node.data in (
-            "expr", "conditionalor", "conditionaland", "relation", "addition",
-            "multiplication", "unary", "member", "primary"):
-        node = node.children[0]
-    return node
-
-
-def _is_tree(node: Any) -> bool:
-    """A lark Tree (tokens are str subclasses without ``data``)."""
-    return hasattr(node, "data") and hasattr(node, "children")
-
-
-def _simple_ident(node: Any) -> str | None:
-    n = _unwrap(node)
-    if _is_tree(n) and n.data == "ident":
-        return str(n.children[0])
-    return None
-
-
-def _namespace(node: Any) -> str | None:
-    return _simple_ident(node)
 
 
 # ------------------------------------------------------------------ comprehension loops
@@ -947,13 +816,13 @@ def _macro(kind: str) -> Callable[..., tuple[CelType, Eval]]:
                d: int) -> tuple[CelType, Eval]:
         n = len(args)
         if kind in ("all", "exists", "exists_one", "existsOne", "filter") and n not in (2, 3):
-            raise _Issue(f"{kind}() macro expects 2 or 3 arguments", node)
+            raise Issue(f"{kind}() macro expects 2 or 3 arguments", node)
         if kind == "filter" and n != 2:
-            raise _Issue("filter() macro expects 2 arguments", node)
+            raise Issue("filter() macro expects 2 arguments", node)
         if kind == "map" and n not in (2, 3):
-            raise _Issue("map() macro expects 2 or 3 arguments", node)
+            raise Issue("map() macro expects 2 or 3 arguments", node)
         if kind in ("transformList", "transformMap") and n not in (3, 4):
-            raise _Issue(f"{kind}() macro expects 3 or 4 arguments", node)
+            raise Issue(f"{kind}() macro expects 3 or 4 arguments", node)
         return c._comprehension(node, target, args, d, kind)
 
     return expand
@@ -1029,7 +898,7 @@ def _syntax_error(exc: Exception) -> str:
     column = getattr(exc, "column", None) or 1
     token = getattr(exc, "token", None)
     if token is not None:
-        shown = "<EOF>" if token.type == "$END" else _escape_newlines(str(token))
+        shown = "<EOF>" if token.type == "$END" else escape_newlines(str(token))
         expected = sorted(getattr(exc, "expected", None) or [])
         what = f"mismatched input '{shown}'"
         if expected:
@@ -1038,7 +907,7 @@ def _syntax_error(exc: Exception) -> str:
     char = getattr(exc, "char", None)
     if char is not None:
         return f"ERROR: <input>:{line}:{column}: Syntax error: token recognition error at: '{char}'"
-    return f"ERROR: <input>:{line}:{column}: Syntax error: {_one_line(str(exc))}"
+    return f"ERROR: <input>:{line}:{column}: Syntax error: {one_line(str(exc))}"
 
 
 def _terminal_name(name: str) -> str:
@@ -1105,8 +974,8 @@ class CompiledExpression:
         compiler = _Compiler({"device": DEVICE_TYPE}, expression)
         try:
             t, fn = compiler.compile(tree)
-        except _Issue as issue:
-            self.error = "compilation failed: " + _escape_newlines(issue.text())
+        except Issue as issue:
+            self.error = "compilation failed: " + escape_newlines(issue.text())
             return
         except RecursionError:
             self.error = ("compilation failed: ERROR: <input>:1:1: Syntax error: "
@@ -1135,7 +1004,7 @@ class CompiledExpression:
         except CELError as exc:
             text = str(exc)
             if "\n" in text or "\r" in text:
-                raise CELError(_escape_newlines(text)) from None
+                raise CELError(escape_newlines(text)) from None
             raise
         except _CostExceeded:
             raise CELError("operation cancelled: actual cost limit exceeded") from None

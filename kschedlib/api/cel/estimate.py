@@ -17,6 +17,7 @@ from kschedlib.api.cel.library import (
     STRING_TRAVERSAL_COST_FACTOR,
     CelType,
 )
+from kschedlib.api.cel.tree import MACRO_NAMES, literal, namespace, simple_ident, unwrap
 
 INF = 2**64 - 1
 _SCALARS = frozenset({"bool", "int", "uint", "double", "null_type",
@@ -101,9 +102,7 @@ class Estimator:
         return self.est(node).cost
 
     def est(self, node: Any) -> _Node:
-        from kschedlib.api.cel.compiler import _unwrap
-
-        node = _unwrap(node)
+        node = unwrap(node)
         n: _Node = getattr(self, "e_" + node.data)(node)
         if n.type is None:
             n.type = self.types.get(id(node))
@@ -112,9 +111,7 @@ class Estimator:
     # --- leaves ---------------------------------------------------------------------
 
     def e_literal(self, node: Any) -> _Node:
-        from kschedlib.api.cel.compiler import _literal
-
-        t, v = _literal(node.children[0])
+        t, v = literal(node.children[0])
         size = len(v) if isinstance(v, (str, bytes)) else 1
         return _Node(0, size, None, t)
 
@@ -215,26 +212,22 @@ class Estimator:
         name = str(node.children[0])
         args = self._args(node.children[1] if len(node.children) > 1 else None)
         if name == "has":
-            from kschedlib.api.cel.compiler import _unwrap
-
-            sel = _unwrap(args[0])
+            sel = unwrap(args[0])
             return _Node(_add(1, self.est(sel.children[0]).cost))
         return self._call(name, None, [self.est(a) for a in args], args)
 
     e_dot_ident_arg = e_ident_arg
 
     def e_member_dot_arg(self, node: Any) -> _Node:
-        from kschedlib.api.cel.compiler import _MACROS, _namespace, _simple_ident
-
         target_node, method = node.children[0], str(node.children[1])
         args = self._args(node.children[2] if len(node.children) > 2 else None)
-        ns = _namespace(target_node)
+        ns = namespace(target_node)
         if ns is not None and not any(ns in s for s in self.ranges) and ns != "device":
             if f"{ns}.{method}" == "cel.bind":
                 return self._bind(args)
             if ns in ("optional", "sets", "strings", "ip"):
                 return self._call(f"{ns}.{method}", None, [self.est(a) for a in args], args)
-        if method in _MACROS and args and _simple_ident(args[0]) is not None:
+        if method in MACRO_NAMES and args and simple_ident(args[0]) is not None:
             return self._comprehension(method, target_node, args)
         target = self.est(target_node)
         if method in ("_optField", "_optIndex"):
@@ -242,9 +235,7 @@ class Estimator:
         return self._call(method, target, [self.est(a) for a in args], args)
 
     def _bind(self, args: list[Any]) -> _Node:
-        from kschedlib.api.cel.compiler import _simple_ident
-
-        name = _simple_ident(args[0]) or ""
+        name = simple_ident(args[0]) or ""
         init = self.est(args[1])
         path = None
         if init.path is not None and init.type is not None:
@@ -261,12 +252,10 @@ class Estimator:
         return _Node(_add(LIST_CREATE_BASE_COST, init.cost, body.cost), body.size)
 
     def _comprehension(self, kind: str, target_node: Any, args: list[Any]) -> _Node:
-        from kschedlib.api.cel.compiler import _simple_ident
-
         rng = self.est(target_node)
         two = (kind in ("all", "exists", "exists_one", "existsOne") and len(args) == 3) or (
             kind in ("transformList", "transformMap"))
-        names = [_simple_ident(a) or "" for a in args[:2 if two else 1]]
+        names = [simple_ident(a) or "" for a in args[:2 if two else 1]]
         kind_of_range = rng.type.name if rng.type is not None else "dyn"
         scope: dict[str, tuple[str, ...] | None] = {}
         if rng.path is not None and kind_of_range in ("list", "map"):

@@ -208,3 +208,9 @@ def test_kubernetes_dra_cel_case(name: str) -> None:
     assert result is want
     # the estimate bounds the actual cost of every case
     assert cost <= max(estimate, 1), (cost, estimate)
+
+
+def test_the_cost_estimator_knows_every_macro_the_compiler_expands() -> None:
+    from kschedlib.api.cel import compiler, tree
+
+    assert set(compiler._LOOPS) == tree.MACRO_NAMES
