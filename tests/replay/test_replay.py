@@ -170,3 +170,25 @@ def test_compare_rows_reads_the_paper_curves() -> None:
     (row,) = paper.compare_rows([rec, {**rec, "cut": True, "policy": "FGD"}])
     assert (row["policy"], row["at"], row["max_abs_diff"], row["within_1pt"]) == (
         "BestFit", 70, 1.5, False)
+
+
+def test_plot_curves_draws_one_line_per_policy(tmp_path: Path) -> None:
+    """The ``plot`` extra: a PNG with one line per policy (CI installs the extra)."""
+    import importlib.util
+    import os
+
+    import pytest
+
+    if importlib.util.find_spec("matplotlib") is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must test the plot extra: matplotlib is not installed")
+        pytest.skip("matplotlib (kschedlib[plot]) is not installed")
+    from kschedlib.replay.report import plot_curves
+
+    out = tmp_path / "curves.png"
+    fig = plot_curves({"FGD": {0: 0.0, 50: 48.0, 100: 95.2}, "Random": {0: 0.0, 100: 86.3}},
+                      out, title="default")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    lines = fig.axes[0].get_lines()
+    assert [ln.get_label() for ln in lines] == ["FGD", "Random"]
+    assert list(lines[0].get_ydata()) == [0.0, 48.0, 95.2]
