@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from kschedlib.api.meta import OwnerReference
+from kschedlib.api.node import Taint
 from kschedlib.api.pod import Pod
 from kschedlib.api.selectors import selector_from
 from kschedlib.api.workloads import PodDisruptionBudget
@@ -52,7 +54,8 @@ MIRROR_POD = "kubernetes.io/config.mirror"
 LONG_TERMINATING_EXTRA = 30.0
 DEFAULT_TERMINATION_GRACE = 30
 _REPLICATED_KINDS = {"ReplicationController", "Job", "ReplicaSet", "StatefulSet"}
-_LOOKUP_KINDS = {"ReplicationController", "ReplicaSet", "StatefulSet"}
+TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
+"""The taint cluster-autoscaler puts on a node it removes (kept on the simulated ghost node)."""
 
 
 @attrs.define(slots=True, frozen=True)
@@ -66,11 +69,16 @@ class AutoscalerDrainOptions:
     """removable_nodes: only nodes below this utilization are candidates."""
 
 
-def _controller(pod: Pod) -> tuple[str, str] | None:
+def _controller_ref(pod: Pod) -> OwnerReference | None:
     for o in pod.metadata.owner_references:
         if o.controller:
-            return o.kind, o.name
+            return o
     return None
+
+
+def _controller(pod: Pod) -> tuple[str, str] | None:
+    ref = _controller_ref(pod)
+    return None if ref is None else (ref.kind, ref.name)
 
 
 def _is_daemonset_pod(pod: Pod) -> bool:
@@ -78,6 +86,39 @@ def _is_daemonset_pod(pod: Pod) -> bool:
     if ref is not None and ref[0] == "DaemonSet":
         return True
     return pod.metadata.annotations.get(DAEMONSET_POD) == "true"
+
+
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+def _missing_controller(sched: Scheduler, pod: Pod) -> str | None:
+    """cluster-autoscaler's replicacount rule: the controller kinds it looks up (Job,
+    ReplicaSet, ReplicationController; DaemonSet and StatefulSet of group apps) must exist;
+    the reason when it does not, None otherwise (other kinds are not looked up)."""
+    ref = _controller_ref(pod)
+    if ref is None:
+        return None
+    name = f"{pod.metadata.namespace}/{pod.metadata.name}"
+    key = f"{pod.metadata.namespace}/{ref.name}"
+    kind, group = ref.kind, _group(ref.api_version)
+    if kind == "ReplicationController":
+        what = "replication controller for {} is not available"
+    elif _is_daemonset_pod(pod):
+        if group != "apps" or kind != "DaemonSet":
+            return None
+        what = "daemonset for {} is not present"
+    elif kind == "Job":
+        what = "job for {} is not available"
+    elif kind == "ReplicaSet":
+        what = "replication controller for {} is not available"
+    elif kind == "StatefulSet" and group == "apps":
+        what = "statefulset for {} is not available"
+    else:
+        return None
+    if sched.objects.get_object(kind, key) is not None:
+        return None
+    return "ControllerNotFound: " + what.format(name)
 
 
 def _long_terminating(pod: Pod, now: float) -> bool:
@@ -155,11 +196,10 @@ def classify_pod(
     if _long_terminating(pod, now):
         return "ignored", "long-terminating pod"
     ref = _controller(pod)
-    if options.skip_nodes_with_custom_controller_pods and ref is not None:
-        kind, owner = ref
-        if kind in _LOOKUP_KINDS and sched.objects.get_object(kind, f"{pod.metadata.namespace}/{owner}") is None:
-            label = {"StatefulSet": "statefulset"}.get(kind, "replication controller")
-            return "blocked", f"ControllerNotFound: {label} for {name} is not available"
+    if options.skip_nodes_with_custom_controller_pods:
+        missing = _missing_controller(sched, pod)
+        if missing is not None:
+            return "blocked", missing
     if _is_daemonset_pod(pod):
         return "stays", "DaemonSet pod"
     if ann.get(SAFE_TO_EVICT) == "true":
@@ -232,12 +272,12 @@ def drain_in_place(
     for f in sched.frameworks.values():
         f.post_filter_plugins.clear()  # autoscaler simulations move pods, they do not preempt
     try:
+        # cluster-autoscaler (PR 9288) keeps each drained node as a tainted ghost without pods
+        # while the pods are placed, so topology spread still counts its domains.
         for node in present:
-            sched.delete_node(node)
+            _replace_with_ghost(sched, node)
         pending: list[Pod] = []
         for pod, _node in movable:
-            with contextlib.suppress(CacheError):
-                sched.delete_pod(pod)
             spec = attrs.evolve(pod.spec, node_name="")
             status = attrs.evolve(pod.status, nominated_node_name="")
             fresh = attrs.evolve(pod, spec=spec, status=status)
@@ -258,10 +298,26 @@ def drain_in_place(
             else:
                 why = result.message if result is not None else "gated at PreEnqueue"
                 rows[pod.uid] = attrs.evolve(r, action="unschedulable", reason=why)
+        for node in present:  # the simulation is over: the ghosts go
+            sched.delete_node(node)
     finally:
         for name, f in sched.frameworks.items():
             f.post_filter_plugins[:] = saved_post_filter[name]
     return DrainReport(tuple(names), tuple(rows.values()), missing)
+
+
+def _replace_with_ghost(sched: Scheduler, node: str) -> None:
+    """The node without its pods, tainted ``ToBeDeletedByClusterAutoscaler:NoSchedule``."""
+    info = sched.cache.get_node(node)
+    obj = info.node
+    for pi in list(info.pods):
+        with contextlib.suppress(CacheError):
+            sched.delete_pod(pi.pod)
+    if obj is None:
+        return
+    taint = Taint(key=TO_BE_DELETED_TAINT, value=str(int(sched.clock.now())), effect="NoSchedule")
+    ghost = attrs.evolve(obj, spec=attrs.evolve(obj.spec, taints=(*obj.spec.taints, taint)))
+    sched.update_node(ghost)
 
 
 def simulate_drain(
@@ -282,12 +338,60 @@ def utilization(sched: Scheduler, node: str) -> float:
     return out
 
 
+class _Checkpointed:
+    """The working cluster of removable_nodes, drained in place without a transaction: a
+    fork taken before the first drain since the last failure, and the drains accepted since,
+    replayed onto that fork when a drain fails. Scheduling is deterministic given the
+    cluster, the round-robin start index and the random state (a fork copies all three),
+    so the replay rebuilds exactly the cluster a rollback would have restored; drains that
+    work, most of them, cost no fork and keep the scheduler's caches warm."""
+
+    def __init__(self, work: Scheduler) -> None:
+        self.work = work
+        self.base: Scheduler | None = None
+        self.since: list[tuple[str, PdbTracker | None]] = []
+        """Accepted since the checkpoint: a drain (with the budgets it started from) or, for
+        None, a node deleted outright."""
+
+    def drain(self, node: str, options: AutoscalerDrainOptions, pdbs: PdbTracker) -> DrainReport:
+        """drain_in_place of one node; the cluster is as before when the drain fails."""
+        if self.base is None:
+            self.base = self.work.fork()
+            self.since = []
+        before = pdbs.copy()
+        report = drain_in_place(self.work, [node], options, pdbs)
+        if report.success:
+            self.since.append((node, before))
+            return report
+        work = self.base
+        for done, budgets in self.since:
+            if budgets is None:
+                work.delete_node(done)
+                continue
+            again = drain_in_place(work, [done], options, budgets)
+            if not again.success:  # cannot happen: the same drain on the same cluster
+                raise RuntimeError(f"removable_nodes: replaying the drain of {done} failed")
+        self.work, self.base, self.since = work, None, []
+        return report
+
+    def delete(self, node: str) -> None:
+        """Delete a node without pods to move (replayed the same way)."""
+        self.work.delete_node(node)
+        if self.base is not None:
+            self.since.append((node, None))
+
+
 def removable_nodes(
-    sched: Scheduler, candidates: Sequence[str] | None = None, options: AutoscalerDrainOptions | None = None
+    sched: Scheduler, candidates: Sequence[str] | None = None,
+    options: AutoscalerDrainOptions | None = None, *, checkpoints: bool = True,
 ) -> RemovableNodesReport:
     """Scale-down simulation: candidates below the utilization threshold, least utilized
-    first, each drained on the cluster the earlier removals left (kept if the drain works)."""
+    first, each drained on the cluster the earlier removals left (kept if the drain works).
+    ``checkpoints=False`` drains each candidate in a transaction (the reference the
+    checkpointed loop is tested against)."""
     options = options or AutoscalerDrainOptions()
+    if checkpoints:
+        return _removable_checkpointed(sched, candidates, options)
     work = sched.fork()
     names = list(candidates) if candidates is not None else work.cache.node_names()
     known = set(work.cache.node_names())
@@ -321,6 +425,50 @@ def removable_nodes(
                 txn.commit()
                 budgets = trial
         if report.success:
+            moved = sum(1 for p in report.pods if p.action == "moved")
+            removable.append(RemovableNode(node, util[node], moved))
+        else:
+            first = report.blockers[0]
+            kept[node] = f"{first.pod}: {first.action}: {first.reason}"
+    return RemovableNodesReport(tuple(removable), kept)
+
+
+def _removable_checkpointed(
+    sched: Scheduler, candidates: Sequence[str] | None, options: AutoscalerDrainOptions
+) -> RemovableNodesReport:
+    """removable_nodes with the drains run in place on a checkpointed fork."""
+    state = _Checkpointed(sched.fork())
+    work = state.work
+    names = list(candidates) if candidates is not None else work.cache.node_names()
+    known = set(work.cache.node_names())
+    util = {n: utilization(work, n) for n in names if n in known}
+    order = sorted(util, key=lambda n: (util[n], n))
+    removable: list[RemovableNode] = []
+    kept: dict[str, str] = {n: "unknown node" for n in names if n not in known}
+    budgets = PdbTracker.of(work)
+    for node in order:
+        work = state.work
+        if util[node] >= options.utilization_threshold:
+            kept[node] = (
+                f"utilization {util[node]:.2f} is not below the threshold "
+                f"{options.utilization_threshold:.2f}"
+            )
+            continue
+        trial = budgets.copy()
+        rows, movable = _classify_nodes(work, [node], options, trial)
+        blocked = [r for r in rows.values() if r.blocking]
+        if blocked:  # no need to try moving anything
+            kept[node] = f"{blocked[0].pod}: {blocked[0].action}: {blocked[0].reason}"
+            continue
+        if not movable:  # nothing to move: the node just goes
+            state.delete(node)
+            budgets = trial
+            removable.append(RemovableNode(node, util[node], 0))
+            continue
+        trial = budgets.copy()
+        report = state.drain(node, options, trial)
+        if report.success:
+            budgets = trial
             moved = sum(1 for p in report.pods if p.action == "moved")
             removable.append(RemovableNode(node, util[node], moved))
         else:
