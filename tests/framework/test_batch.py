@@ -254,9 +254,13 @@ def test_transaction_rollback_restores_the_batch() -> None:
     s = cluster(6)
     go(s, big("p1"))
     with s.transaction() as t:
-        go(s, big("p2"))
+        assert go(s, big("p2")).batch == HINT_USED
         t.rollback()
     assert go(s, big("p2")).batch == HINT_USED
+    # The metrics are rolled back too, and the batch still counts into the scheduler's.
+    assert s.metrics.batch.attempts_of(HINT_USED) == 1
+    assert go(s, big("p3")).batch == HINT_USED
+    assert s.metrics.batch.attempts_of(HINT_USED) == 2
 
 
 def test_capacity_takes_the_hints_too() -> None:
