@@ -4,7 +4,8 @@ python -m kschedlib.bench --placements SCENARIO.json PLACEMENTS.txt [--limit N]
 python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]
 python -m kschedlib.bench --fork SCENARIO.json [--repeat N]
 python -m kschedlib.bench --capacity SCENARIO.json [--replicas N]
-python -m kschedlib.bench --sweep SCENARIO.json [--workers N] [--limit N]"""
+python -m kschedlib.bench --sweep SCENARIO.json [--workers N] [--limit N]
+python -m kschedlib.bench --load FILE... [--make MB OUT]"""
 
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ def main(argv: list[str] | None = None) -> int:
 
             args_in.remove(flag)
             return whatif_main([*args_in, "--what", flag[2:]])
+    if "--load" in args_in:
+        from kschedlib.bench.load_bench import main as load_main
+
+        args_in.remove("--load")
+        return load_main(args_in)
     if "--sweep" in args_in:
         from kschedlib.bench.sweep_bench import main as sweep_main
 
