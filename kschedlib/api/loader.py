@@ -254,11 +254,16 @@ def _yaml_documents_libfyaml(text: str, shared: bool = False) -> list[Any] | Non
 
 
 def _yaml_documents(text: str, shared: bool = False) -> list[Any]:
+    return _yaml_documents_shared(text, shared)[0]
+
+
+def _yaml_documents_shared(text: str, shared: bool) -> tuple[list[Any], bool]:
+    """The documents, and whether equal subtrees may be one object in them."""
     if _libfyaml is not None:
         docs = _yaml_documents_libfyaml(text, shared)
         if docs is not None:
-            return docs
-    return _yaml_documents_pyyaml(text)
+            return docs, shared
+    return _yaml_documents_pyyaml(text), False
 
 
 def _yaml_documents_pyyaml(text: str) -> list[Any]:
@@ -334,26 +339,27 @@ def _json_documents(text: str) -> list[Any]:
 
 def parse_documents(text: str | bytes, origin: str = "<text>") -> list[Any]:
     """The JSON or (multi-document) YAML documents of ``text``; empty documents dropped."""
-    return _parse_documents(text, origin, shared=False)
+    return _parse_documents(text, origin, shared=False)[0]
 
 
-def _parse_documents(text: str | bytes, origin: str, shared: bool) -> list[Any]:
+def _parse_documents(text: str | bytes, origin: str, shared: bool) -> tuple[list[Any], bool]:
+    """parse_documents; ``shared`` lets equal YAML subtrees come back as one object, and the
+    second value says whether they may have."""
     if isinstance(text, (bytes, bytearray)):
         text = _decode_bytes(bytes(text), origin)
     stripped = text.lstrip()
     try:
         if stripped[:1] in ("{", "["):
             try:
-                return _json_documents(stripped)
+                return _json_documents(stripped), False
             except json.JSONDecodeError as exc:
                 json_error = exc
             try:  # YAML flow style also starts with a brace
-                docs = _yaml_documents(text, shared)
+                return _yaml_documents_shared(text, shared)
             except yaml.YAMLError:
                 raise InvalidObjectError(origin, "", f"invalid JSON: {json_error}") from None
-            return docs
         try:
-            return _yaml_documents(text, shared)
+            return _yaml_documents_shared(text, shared)
         except yaml.YAMLError as exc:
             raise InvalidObjectError(origin, "", f"invalid YAML: {exc}") from None
     except RecursionError:
@@ -372,7 +378,7 @@ def _looks_like_path(s: str) -> bool:
     return ": " not in s and not s.lstrip().startswith(("{", "["))
 
 
-def _read_path(path: str, out: ObjectList) -> Iterator[tuple[str, Any]]:
+def _read_path(path: str, out: ObjectList) -> Iterator[tuple[str, Any, bool]]:
     if os.path.isdir(path):
         for root, dirs, files in os.walk(path):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -388,36 +394,41 @@ def _read_path(path: str, out: ObjectList) -> Iterator[tuple[str, Any]]:
     yield from _read_file(path)
 
 
-def _read_file(path: str) -> Iterator[tuple[str, Any]]:
+def _read_file(path: str) -> Iterator[tuple[str, Any, bool]]:
     with open(path, "rb") as fh:
         data = fh.read()
-    for doc in _parse_documents(data, path, shared=True):
-        yield path, doc
+    docs, shared = _parse_documents(data, path, shared=True)
+    for doc in docs:
+        yield path, doc, shared
 
 
-def _raw_items(source: Any, out: ObjectList) -> Iterator[tuple[str, Any]]:
-    """(origin, document) pairs of one source; documents are dicts, typed objects or lists."""
+def _raw_items(source: Any, out: ObjectList) -> Iterator[tuple[str, Any, bool]]:
+    """(origin, document, shared) of one source; documents are dicts, typed objects or lists,
+    ``shared`` when equal subtrees of parsed YAML may be one object."""
     if isinstance(source, os.PathLike):
         yield from _read_path(os.fspath(source), out)
     elif isinstance(source, str):
         if source == "-":
-            for doc in _parse_documents(sys.stdin.buffer.read(), "<stdin>", shared=True):
-                yield "<stdin>", doc
+            docs, shared = _parse_documents(sys.stdin.buffer.read(), "<stdin>", shared=True)
+            for doc in docs:
+                yield "<stdin>", doc, shared
         elif _looks_like_path(source):
             if not os.path.exists(source):
                 raise FileNotFoundError(f"no such file or directory: {source}")
             yield from _read_path(source, out)
         else:
-            for doc in _parse_documents(source, "<text>", shared=True):
-                yield "<text>", doc
+            docs, shared = _parse_documents(source, "<text>", shared=True)
+            for doc in docs:
+                yield "<text>", doc, shared
     elif isinstance(source, (bytes, bytearray)):
-        for doc in _parse_documents(bytes(source), "<bytes>", shared=True):
-            yield "<bytes>", doc
+        docs, shared = _parse_documents(bytes(source), "<bytes>", shared=True)
+        for doc in docs:
+            yield "<bytes>", doc, shared
     elif isinstance(source, (list, tuple)):
         for item in source:
-            yield "<list>", item
+            yield "<list>", item, False
     else:
-        yield "<object>", source
+        yield "<object>", source, False
 
 
 # ------------------------------------------------------------------ documents to objects
@@ -466,7 +477,7 @@ def _with_origin(exc: InvalidObjectError, origin: str) -> InvalidObjectError:
 def _add(doc: Any, origin: str, out: ObjectList, shared: bool = False) -> None:
     """Decode ``doc`` into ``out``; ``shared``: it may share subtrees, copy what is kept raw."""
     if isinstance(doc, dict) and "kind" not in doc and _SCENARIO_KEYS & doc.keys():
-        _add_scenario(copy.deepcopy(doc) if shared else doc, origin, out)
+        _add_scenario(doc, origin, out, shared)
         return
     for obj in _flatten(doc, origin):
         if not isinstance(obj, dict):
@@ -508,7 +519,7 @@ def _set_config(out: ObjectList, config: dict[str, Any], origin: str) -> None:
     out.config, out.config_origin = config, origin
 
 
-def _add_scenario(doc: dict[str, Any], origin: str, out: ObjectList) -> None:
+def _add_scenario(doc: dict[str, Any], origin: str, out: ObjectList, shared: bool) -> None:
     from kschedlib.conformance.scenario import Scenario
 
     try:
@@ -516,13 +527,10 @@ def _add_scenario(doc: dict[str, Any], origin: str, out: ObjectList) -> None:
     except InvalidObjectError as exc:
         raise _with_origin(exc, origin) from None
     if sc.config is not None:
-        _set_config(out, dict(sc.config), origin)
+        _set_config(out, copy.deepcopy(dict(sc.config)) if shared else dict(sc.config), origin)
     objs = [*sc.nodes, *sc.other_objects(), *sc.pods, *sc.pending]
     out.extend(objs)
     out.verbatim.update(id(o) for o in objs)
-
-
-_GIVEN = ("<list>", "<object>")  # origins of objects the caller passed, never parsed here
 
 
 def load_objects(*sources: Any) -> ObjectList:
@@ -535,9 +543,8 @@ def load_objects(*sources: Any) -> ObjectList:
     for source in sources:
         origin = "<input>"
         try:
-            for origin, doc in _raw_items(source, out):
-                # parsed text may share equal subtrees (see _yaml_documents_libfyaml)
-                _add(doc, origin, out, _libfyaml is not None and origin not in _GIVEN)
+            for origin, doc, shared in _raw_items(source, out):
+                _add(doc, origin, out, shared)
         except RecursionError:  # thousands of nesting levels: a typed error, not a crash
             raise InvalidObjectError(origin, "", "nested too deeply") from None
     return out
