@@ -430,9 +430,8 @@ class SchedulingAlgorithm:
         st = fwk.run_pre_score_plugins(state, pod, nodes)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
-        scores, st = fwk.run_score_plugins(
-            state, pod, nodes, breakdown, detailed=breakdown is not None
-        )
+        # Per-plugin scores travel in ``breakdown`` (explanations read them from there).
+        scores, st = fwk.run_score_plugins(state, pod, nodes, breakdown, detailed=False)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
         if self.extenders:

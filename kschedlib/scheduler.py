@@ -8,6 +8,7 @@ calls ``schedule_one``/``run`` and ``tick`` as its clock advances.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -171,10 +172,11 @@ class _Hooks:
 
 def _top_score_indices(scores: Sequence[Any], top: int, selected: str | None) -> list[int]:
     """Indices of the ``top`` best-scored nodes (ties by name), ``selected`` always kept."""
-    ranked = sorted(range(len(scores)), key=lambda i: (-scores[i].total_score, scores[i].name))
-    keep = ranked[:top]
+    keep = heapq.nsmallest(
+        top, range(len(scores)), key=lambda i: (-scores[i].total_score, scores[i].name)
+    )
     if selected and all(scores[i].name != selected for i in keep):
-        pick = [i for i in ranked if scores[i].name == selected]
+        pick = [i for i, s in enumerate(scores) if s.name == selected][:1]
         keep = [*keep[: max(top - 1, 0)], *pick]
     return keep
 
