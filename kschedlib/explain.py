@@ -52,10 +52,8 @@ class Explanations(SchedulerBase):
             st = fwk.run_pre_enqueue_plugins(current)
             if st is not None:
                 return f"{st.plugin}: {st.message()}" + self._gang_detail(fwk, current)
-        for ev in reversed(self.events):
-            if ev.pod == current.key and ev.reason == "FailedScheduling":
-                return ev.message
-        return "waiting in the scheduling queue"
+        failed = self.events.last_failure.get(current.key)
+        return failed if failed is not None else "waiting in the scheduling queue"
 
     def _gang_detail(self, fwk: Framework, pod: Pod) -> str:
         pl = fwk.plugins.get("GangScheduling")

@@ -123,7 +123,7 @@ def fork_scheduler(
     alg, old_alg = new.algorithm, sched.algorithm
     alg.rng.setstate(old_alg.rng.getstate())
     alg.next_start_node_index = old_alg.next_start_node_index
-    new.events = list(sched.events)
+    new.events = sched.events.copy()
     new.metrics = copy.deepcopy(sched.metrics)
     new.explanations = dict(sched.explanations)
     new._pending = dict(sched._pending)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -30,6 +31,35 @@ class Event:
     pod: str
     message: str
     timestamp: float
+
+
+class EventLog(list[Event]):
+    """The scheduler's events, oldest first, trimmed to the newest ``limit`` so a long-running
+    host keeps flat memory (kube-scheduler's events expire on the API server too). The last
+    FailedScheduling message of each pod not yet scheduled stays in ``last_failure``."""
+
+    def __init__(self, items: Iterable[Event] = (), limit: int = 10_000) -> None:
+        super().__init__(items)
+        self.limit = limit
+        self.last_failure: dict[str, str] = {}
+
+    def append(self, event: Event) -> None:
+        super().append(event)
+        if event.reason == "FailedScheduling":
+            self.last_failure[event.pod] = event.message
+        elif event.reason == "Scheduled":
+            self.last_failure.pop(event.pod, None)
+        if len(self) > 2 * self.limit:  # amortized O(1): trim once per ``limit`` events
+            del self[: len(self) - self.limit]
+
+    def forget(self, pod_key: str) -> None:
+        """The pod is gone: drop what is kept for it apart from the log."""
+        self.last_failure.pop(pod_key, None)
+
+    def copy(self) -> EventLog:
+        new = EventLog(self, self.limit)
+        new.last_failure = dict(self.last_failure)
+        return new
 
 
 @attrs.define(slots=True, frozen=True)

@@ -37,7 +37,7 @@ from kschedlib.framework.runtime import Framework
 from kschedlib.framework.types import PodInfo
 from kschedlib.plugins.registry import in_tree_registry
 from kschedlib.results import (
-    Event,
+    EventLog,
     Explanation,
     SchedulerMetrics,
 )
@@ -228,7 +228,7 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
             seed=seed,
             deterministic=deterministic,
         )
-        self.events: list[Event] = []
+        self.events: EventLog = EventLog()
         self.metrics = SchedulerMetrics()
         self.explanations: dict[str, Explanation] = {}
         self._pending: dict[str, Pod] = {}
