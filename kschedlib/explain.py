@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from kschedlib.api.pod import Pod
@@ -12,6 +13,7 @@ from kschedlib.framework.runtime import Framework
 from kschedlib.plugins.gangscheduling import MSG_WAITING_AT_PERMIT
 from kschedlib.results import (
     Explanation,
+    LazyScores,
     NodeScoreDetail,
     NodeVerdict,
     PluginScoreDetail,
@@ -29,6 +31,26 @@ def _top_score_indices(scores: Sequence[Any], top: int, selected: str | None) ->
         pick = [i for i, s in enumerate(scores) if s.name == selected][:1]
         keep = [*keep[: max(top - 1, 0)], *pick]
     return keep
+
+
+def _score_details(
+    result: ScheduleResult, top: int | None, selected: str | None
+) -> dict[str, NodeScoreDetail]:
+    """The per-node score breakdown of a cycle's result (the ``top`` best nodes, or all)."""
+    scores: dict[str, NodeScoreDetail] = {}
+    b = result.breakdown
+    indices: Iterable[int] = range(len(result.scores))
+    if top is not None:
+        indices = _top_score_indices(result.scores, top, selected)
+    for i in indices:
+        nps = result.scores[i]
+        plugins: dict[str, PluginScoreDetail] = {}
+        if b is not None:
+            for p in b.plugins:
+                plugins[p] = PluginScoreDetail(b.raw[p][i], b.normalized[p][i], b.weights[p])
+        ext = {s.name: s.score for s in nps.scores if s.name not in plugins}
+        scores[nps.name] = NodeScoreDetail(plugins, ext, nps.total_score)
+    return scores
 
 
 class Explanations(SchedulerBase):
@@ -94,7 +116,7 @@ class Explanations(SchedulerBase):
                 for ni in self.snapshot.list():
                     if ni.name not in rejected and ni.name not in feasible:
                         rejected[ni.name] = NodeVerdict(None, absent.code.name, absent.reasons)
-        scores: dict[str, NodeScoreDetail] = {}
+        scores: Mapping[str, NodeScoreDetail] = {}
         feasible_names: tuple[str, ...] = ()
         selected = None
         fast = False
@@ -102,19 +124,10 @@ class Explanations(SchedulerBase):
             feasible_names = tuple(sorted(ni.name for ni in result.feasible))
             selected = result.suggested_host or None
             fast = result.nominated_fast_path
-            b = result.breakdown
-            indices: Iterable[int] = range(len(result.scores))
-            top = self._explain_top_nodes
-            if top is not None:
-                indices = _top_score_indices(result.scores, top, selected)
-            for i in indices:
-                nps = result.scores[i]
-                plugins: dict[str, PluginScoreDetail] = {}
-                if b is not None:
-                    for p in b.plugins:
-                        plugins[p] = PluginScoreDetail(b.raw[p][i], b.normalized[p][i], b.weights[p])
-                ext = {s.name: s.score for s in nps.scores if s.name not in plugins}
-                scores[nps.name] = NodeScoreDetail(plugins, ext, nps.total_score)
+            if result.scores:
+                scores = LazyScores(
+                    partial(_score_details, result, self._explain_top_nodes, selected)
+                )
         exp = Explanation(
             pod.key, fwk.profile_name, pre, rejected, feasible_names, scores, selected, fast,
             d.post_filter_msg,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -92,6 +92,35 @@ class NodeScoreDetail:
     total: int
 
 
+class LazyScores(Mapping[str, NodeScoreDetail]):
+    """Node name -> NodeScoreDetail, built on first use from the columns a scheduling cycle
+    kept (recording an attempt costs a reference, not a breakdown of every node)."""
+
+    __slots__ = ("_build", "_data")
+
+    def __init__(self, build: Callable[[], dict[str, NodeScoreDetail]]) -> None:
+        self._build: Callable[[], dict[str, NodeScoreDetail]] | None = build
+        self._data: dict[str, NodeScoreDetail] | None = None
+
+    def _get(self) -> dict[str, NodeScoreDetail]:
+        if self._data is None:
+            assert self._build is not None
+            self._data, self._build = self._build(), None
+        return self._data
+
+    def __getitem__(self, key: str) -> NodeScoreDetail:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+
 @attrs.define(slots=True, frozen=True)
 class Explanation:
     """The full breakdown of one scheduling attempt, as kube-scheduler-simulator shows it."""
@@ -101,7 +130,7 @@ class Explanation:
     pre_filter: NodeVerdict | None
     rejected: dict[str, NodeVerdict]
     feasible: tuple[str, ...]
-    scores: dict[str, NodeScoreDetail]
+    scores: Mapping[str, NodeScoreDetail]
     selected: str | None
     nominated_fast_path: bool = False
     post_filter_message: str = ""
