@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from operator import attrgetter
 
 from kschedlib.api.pod import Pod
 from kschedlib.framework.diagnosis import Diagnosis
@@ -21,14 +21,16 @@ from kschedlib.results import (
 from kschedlib.schedule_one import ScheduleResult
 from kschedlib.scheduler_base import SchedulerBase
 
+_NAME = attrgetter("name")
 
-def _top_score_indices(scores: Sequence[Any], top: int, selected: str | None) -> list[int]:
+
+def _top_score_indices(
+    names: Sequence[str], totals: Sequence[int], top: int, selected: str | None
+) -> list[int]:
     """Indices of the ``top`` best-scored nodes (ties by name), ``selected`` always kept."""
-    keep = heapq.nsmallest(
-        top, range(len(scores)), key=lambda i: (-scores[i].total_score, scores[i].name)
-    )
-    if selected and all(scores[i].name != selected for i in keep):
-        pick = [i for i, s in enumerate(scores) if s.name == selected][:1]
+    keep = heapq.nsmallest(top, range(len(names)), key=lambda i: (-totals[i], names[i]))
+    if selected and all(names[i] != selected for i in keep):
+        pick = [i for i, n in enumerate(names) if n == selected][:1]
         keep = [*keep[: max(top - 1, 0)], *pick]
     return keep
 
@@ -37,19 +39,30 @@ def _score_details(
     result: ScheduleResult, top: int | None, selected: str | None
 ) -> dict[str, NodeScoreDetail]:
     """The per-node score breakdown of a cycle's result (the ``top`` best nodes, or all)."""
-    scores: dict[str, NodeScoreDetail] = {}
+    if result.totals is not None:
+        names = [ni.name for ni in result.feasible]
+        totals = result.totals
+        extenders: list[dict[str, int]] | None = None
+    else:
+        names = [nps.name for nps in result.scores]
+        totals = [nps.total_score for nps in result.scores]
+        extenders = [{s.name: s.score for s in nps.scores} for nps in result.scores]
     b = result.breakdown
-    indices: Iterable[int] = range(len(result.scores))
+    indices: Iterable[int] = range(len(names))
     if top is not None:
-        indices = _top_score_indices(result.scores, top, selected)
+        indices = _top_score_indices(names, totals, top, selected)
+    scores: dict[str, NodeScoreDetail] = {}
     for i in indices:
-        nps = result.scores[i]
         plugins: dict[str, PluginScoreDetail] = {}
         if b is not None:
             for p in b.plugins:
-                plugins[p] = PluginScoreDetail(b.raw[p][i], b.normalized[p][i], b.weights[p])
-        ext = {s.name: s.score for s in nps.scores if s.name not in plugins}
-        scores[nps.name] = NodeScoreDetail(plugins, ext, nps.total_score)
+                plugins[p] = PluginScoreDetail(
+                    b.raw_score(p, i), b.normalized_score(p, i), b.weights[p]
+                )
+        ext = {} if extenders is None else {
+            k: v for k, v in extenders[i].items() if k not in plugins
+        }
+        scores[names[i]] = NodeScoreDetail(plugins, ext, totals[i])
     return scores
 
 
@@ -121,10 +134,10 @@ class Explanations(SchedulerBase):
         selected = None
         fast = False
         if result is not None:
-            feasible_names = tuple(sorted(ni.name for ni in result.feasible))
+            feasible_names = tuple(sorted(map(_NAME, result.feasible)))
             selected = result.suggested_host or None
             fast = result.nominated_fast_path
-            if result.scores:
+            if result.scores or result.totals is not None:
                 scores = LazyScores(
                     partial(_score_details, result, self._explain_top_nodes, selected)
                 )

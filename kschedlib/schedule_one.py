@@ -15,7 +15,8 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, Extender
 from kschedlib.framework.interface import MAX_NODE_SCORE
-from kschedlib.framework.runtime import Framework, NodePluginScores, PluginScore, ScoreBreakdown
+from kschedlib.framework.reuse import ScoreBreakdown
+from kschedlib.framework.runtime import Framework, NodePluginScores, PluginScore
 from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.framework.types import NodeInfo
 
@@ -43,6 +44,8 @@ class ScheduleResult:
     scores: list[NodePluginScores] = attrs.field(factory=list)
     breakdown: ScoreBreakdown | None = None
     nominated_fast_path: bool = False
+    totals: list[int] | None = None
+    """Each feasible node's total score (in ``feasible`` order) when ``scores`` is not built."""
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -250,11 +253,11 @@ class SchedulingAlgorithm:
             )
         breakdown = ScoreBreakdown([], {}, {}, {}) if explain else None
         try:
-            if breakdown is None and not self.extenders and fwk.has_score_plugins():
-                # The common path: totals only, no per-node result objects.
-                host = self._select_host_from_totals(
-                    feasible, self._prioritize_totals(fwk, state, pod, feasible)
-                )
+            if not self.extenders and fwk.has_score_plugins():
+                # The common path: totals only, no per-node result objects (an explanation
+                # keeps the totals and the per-plugin breakdown the scoring recorded).
+                totals = self._prioritize_totals(fwk, state, pod, feasible, breakdown)
+                host = self._select_host_from_totals(feasible, totals)
                 return ScheduleResult(
                     host,
                     len(feasible) + len(diagnosis.node_to_status),
@@ -262,8 +265,9 @@ class SchedulingAlgorithm:
                     diagnosis,
                     feasible,
                     [],
-                    None,
+                    breakdown,
                     fast,
+                    totals if breakdown is not None else None,
                 )
             scores = self.prioritize_nodes(fwk, state, pod, feasible, breakdown)
         except SchedulingError as exc:
@@ -454,13 +458,18 @@ class SchedulingAlgorithm:
         return scores
 
     def _prioritize_totals(
-        self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        nodes: list[NodeInfo],
+        breakdown: ScoreBreakdown | None = None,
     ) -> list[int]:
         """prioritize_nodes without extenders: each node's total score, in ``nodes`` order."""
         st = fwk.run_pre_score_plugins(state, pod, nodes)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
-        totals, st = fwk.run_score_plugins_totals(state, pod, nodes)
+        totals, st = fwk.run_score_plugins_totals(state, pod, nodes, breakdown)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
         return totals

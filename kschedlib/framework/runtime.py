@@ -32,6 +32,7 @@ from kschedlib.framework.node_local_cache import (
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.reuse import (
     ResultReuse,
+    ScoreBreakdown,
     _out_of_range,
     _wrong_count,
 )
@@ -71,16 +72,6 @@ class NodePluginScores:
     name: str
     scores: list[PluginScore]
     total_score: int
-
-
-@attrs.define(slots=True)
-class ScoreBreakdown:
-    """Raw and normalized per-plugin scores (node order as given), for explanations."""
-
-    plugins: list[str]
-    weights: dict[str, int]
-    raw: dict[str, list[int]]
-    normalized: dict[str, list[int]]
 
 
 class Nominator:
@@ -589,15 +580,20 @@ class Framework(ResultReuse):
         return [NodePluginScores(ni.name, [], totals[i]) for i, ni in enumerate(nodes)], None
 
     def run_score_plugins_totals(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        breakdown: ScoreBreakdown | None = None,
     ) -> tuple[list[int], Status | None]:
         """The total weighted score of each node (in ``nodes`` order), as run_score_plugins
-        computes them, without building per-node result objects."""
+        computes them, without building per-node result objects; ``breakdown`` records the
+        per-plugin scores as run_score_plugins does."""
         if self.node_local_cache is not None and len(nodes) > 1:
-            fast = self._score_totals_folded(state, pod, nodes)
+            fast = self._score_totals_folded(state, pod, nodes, breakdown)
             if fast is not None:
                 return fast
-        totals, _, _, st = self._score(state, pod, nodes, None)
+        totals, _, _, st = self._score(state, pod, nodes, breakdown)
         return totals, st
 
     def _score(
