@@ -28,7 +28,13 @@ def _top_score_indices(
     names: Sequence[str], totals: Sequence[int], top: int, selected: str | None
 ) -> list[int]:
     """Indices of the ``top`` best-scored nodes (ties by name), ``selected`` always kept."""
-    keep = heapq.nsmallest(top, range(len(names)), key=lambda i: (-totals[i], names[i]))
+    keep: list[int] = []
+    if top > 0 and names:
+        threshold = heapq.nlargest(top, totals)[-1]
+        above = [i for i, t in enumerate(totals) if t > threshold]
+        at = [i for i, t in enumerate(totals) if t == threshold]
+        above.sort(key=lambda i: (-totals[i], names[i]))
+        keep = above + heapq.nsmallest(top - len(above), at, key=names.__getitem__)
     if selected and all(names[i] != selected for i in keep):
         pick = [i for i, n in enumerate(names) if n == selected][:1]
         keep = [*keep[: max(top - 1, 0)], *pick]
@@ -40,7 +46,7 @@ def _score_details(
 ) -> dict[str, NodeScoreDetail]:
     """The per-node score breakdown of a cycle's result (the ``top`` best nodes, or all)."""
     if result.totals is not None:
-        names = [ni.name for ni in result.feasible]
+        names = list(map(_NAME, result.feasible))
         totals = result.totals
         extenders: list[dict[str, int]] | None = None
     else:
@@ -137,10 +143,11 @@ class Explanations(SchedulerBase):
             feasible_names = tuple(sorted(map(_NAME, result.feasible)))
             selected = result.suggested_host or None
             fast = result.nominated_fast_path
-            if result.scores or result.totals is not None:
-                scores = LazyScores(
-                    partial(_score_details, result, self._explain_top_nodes, selected)
-                )
+            top = self._explain_top_nodes
+            if top is not None:  # a few nodes: built now, the cycle's columns let go
+                scores = _score_details(result, top, selected)
+            elif result.scores or result.totals is not None:
+                scores = LazyScores(partial(_score_details, result, None, selected))
         exp = Explanation(
             pod.key, fwk.profile_name, pre, rejected, feasible_names, scores, selected, fast,
             d.post_filter_msg,

@@ -62,7 +62,8 @@ def test_lazy_scores_are_built_once_and_equal_a_dict(top: int | None) -> None:
     s.add_pod(pod("p", cpu="1"))
     (r,) = s.run()
     exp = s.explain("default/p")
-    assert exp is not None and isinstance(exp.scores, LazyScores)
+    assert exp is not None
+    assert isinstance(exp.scores, LazyScores) == (top is None)  # a top few: built at once
     built = dict(exp.scores)
     assert exp.scores == built and list(exp.scores) == list(built)
     assert len(built) == (4 if top is None else 2) and r.node in built
@@ -75,3 +76,22 @@ def test_breakdown_rows_read_as_columns() -> None:
     assert [b.raw_score("A", i) for i in (0, 1)] == [1, 2]
     assert [b.normalized_score("A", i) for i in (0, 1)] == [1, 2]
     assert (b.raw_score("B", 1), b.normalized_score("B", 1)) == (6, 60)
+
+
+def test_top_indices_match_a_full_sort() -> None:
+    import random
+
+    from kschedlib.explain import _top_score_indices
+
+    rng = random.Random(3)
+    for _ in range(300):
+        n = rng.randint(1, 30)
+        names = [f"n{rng.randint(0, 999):03d}-{i}" for i in range(n)]
+        totals = [rng.randint(0, 4) * 10 for _ in range(n)]
+        top = rng.randint(0, 6)
+        selected = rng.choice(names)
+        ranked = sorted(range(n), key=lambda i: (-totals[i], names[i]))
+        want = ranked[:top]
+        if selected and all(names[i] != selected for i in want):
+            want = [*want[: max(top - 1, 0)], names.index(selected)]
+        assert _top_score_indices(names, totals, top, selected) == want
