@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, eq, gt
 
 from kschedlib.api.pod import Pod
 from kschedlib.framework.diagnosis import Diagnosis
@@ -29,14 +29,16 @@ def _top_score_indices(
 ) -> list[int]:
     """Indices of the ``top`` best-scored nodes (ties by name), ``selected`` always kept."""
     keep: list[int] = []
-    if top > 0 and names:
-        threshold = heapq.nlargest(top, totals)[-1]
-        above = [i for i, t in enumerate(totals) if t > threshold]
-        at = [i for i, t in enumerate(totals) if t == threshold]
+    n = len(names)
+    if top > 0 and n:
+        threshold = sorted(totals, reverse=True)[min(top, n) - 1]
+        above = list(compress(range(n), map(gt, totals, repeat(threshold))))
+        at = list(compress(range(n), map(eq, totals, repeat(threshold))))
         above.sort(key=lambda i: (-totals[i], names[i]))
-        keep = above + heapq.nsmallest(top - len(above), at, key=names.__getitem__)
+        at.sort(key=names.__getitem__)
+        keep = above + at[: top - len(above)]
     if selected and all(names[i] != selected for i in keep):
-        pick = [i for i, n in enumerate(names) if n == selected][:1]
+        pick = [names.index(selected)] if selected in names else []
         keep = [*keep[: max(top - 1, 0)], *pick]
     return keep
 

@@ -89,9 +89,10 @@ def test_top_indices_match_a_full_sort() -> None:
         names = [f"n{rng.randint(0, 999):03d}-{i}" for i in range(n)]
         totals = [rng.randint(0, 4) * 10 for _ in range(n)]
         top = rng.randint(0, 6)
-        selected = rng.choice(names)
+        selected = rng.choice([*names, "elsewhere"])
         ranked = sorted(range(n), key=lambda i: (-totals[i], names[i]))
         want = ranked[:top]
         if selected and all(names[i] != selected for i in want):
-            want = [*want[: max(top - 1, 0)], names.index(selected)]
+            pick = [names.index(selected)] if selected in names else []
+            want = [*want[: max(top - 1, 0)], *pick]
         assert _top_score_indices(names, totals, top, selected) == want
