@@ -694,8 +694,9 @@ class Framework(ResultReuse):
                 f"{st.message()}",
                 name,
             )
-        if breakdown is not None:
-            breakdown.normalized[name] = list(vals)
+        if breakdown is not None:  # without NormalizeScore the raw list serves for both
+            raw = breakdown.raw.get(name)
+            breakdown.normalized[name] = raw if raw is not None and raw == vals else list(vals)
         return vals
 
     # --- Reserve / Permit ---------------------------------------------------------------
