@@ -120,6 +120,9 @@ class LazyScores(Mapping[str, NodeScoreDetail]):
     def __repr__(self) -> str:
         return repr(self._get())
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled and copied as the built dict
+        return (dict, (self._get(),))
+
 
 @attrs.define(slots=True, frozen=True)
 class Explanation:

@@ -4,6 +4,8 @@ column by column; placements are the same either way."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +70,7 @@ def test_lazy_scores_are_built_once_and_equal_a_dict(top: int | None) -> None:
     assert exp.scores == built and list(exp.scores) == list(built)
     assert len(built) == (4 if top is None else 2) and r.node in built
     assert list(built[r.node].plugins)[:1] == ["TaintToleration"]  # the profile's order
+    assert pickle.loads(pickle.dumps(exp)) == exp and copy.deepcopy(exp) == exp
 
 
 def test_breakdown_rows_read_as_columns() -> None:
