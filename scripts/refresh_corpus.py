@@ -5,6 +5,8 @@ Usage: ``python scripts/refresh_corpus.py [SOURCE]`` (default ``../shared/confor
 the checkout, or ``$KSCHEDLIB_SHARED/conformance``). Copies new and changed files into
 ``tests/conformance/corpus/`` and removes files the source no longer has, then prints what
 changed. ``--check`` only reports and exits 1 when the copy is stale (what the test does).
+``--traces`` does the same for the kube-scheduler traces: ``../shared/traces`` into
+``tests/data/traces/``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DEST = REPO / "tests" / "conformance" / "corpus"
-DEFAULT_SOURCE = Path(os.environ.get("KSCHEDLIB_SHARED", REPO.parent / "shared")) / "conformance"
+SHARED = Path(os.environ.get("KSCHEDLIB_SHARED", REPO.parent / "shared"))
+DEFAULT_SOURCE = SHARED / "conformance"
+TRACES_DEST = REPO / "tests" / "data" / "traces"
+TRACES_SOURCE = SHARED / "traces"
 
 
 def corpus_diff(source: Path, dest: Path) -> tuple[list[str], list[str], list[str]]:
@@ -35,24 +40,26 @@ def corpus_diff(source: Path, dest: Path) -> tuple[list[str], list[str], list[st
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("source", nargs="?", default=str(DEFAULT_SOURCE))
+    ap.add_argument("source", nargs="?", default=None)
     ap.add_argument("--check", action="store_true", help="report only; exit 1 if stale")
+    ap.add_argument("--traces", action="store_true", help="the traces instead of the corpus")
     args = ap.parse_args(argv)
-    source = Path(args.source)
+    dest = TRACES_DEST if args.traces else DEST
+    source = Path(args.source or (TRACES_SOURCE if args.traces else DEFAULT_SOURCE))
     if not source.is_dir():
         print(f"refresh_corpus: {source}: directory not found", file=sys.stderr)
         return 2
-    new, changed, removed = corpus_diff(source, DEST)
+    new, changed, removed = corpus_diff(source, dest)
     for label, names in (("new", new), ("changed", changed), ("removed", removed)):
         for n in names:
             print(f"{label}: {n}")
     if args.check:
         return 1 if new or changed or removed else 0
-    DEST.mkdir(parents=True, exist_ok=True)
+    dest.mkdir(parents=True, exist_ok=True)
     for n in new + changed:
-        shutil.copyfile(source / n, DEST / n)
+        shutil.copyfile(source / n, dest / n)
     for n in removed:
-        (DEST / n).unlink()
+        (dest / n).unlink()
     print(f"refresh_corpus: {len(new)} new, {len(changed)} changed, {len(removed)} removed")
     return 0
 

@@ -121,10 +121,13 @@ class Evictions:
         self.kubelet_config = _as_config(kubelet_config)
         self._node_configs: dict[str, EvictionConfig] = {}
         self._managers: dict[str, NodeEvictionManager] = {}
-        self.taint_controller = TaintEvictionController()
+        self.taint_controller = TaintEvictionController(
+            scheduler.feature_gates.enabled("TaintTolerationComparisonOperators")
+        )
         self._terminating: dict[str, _Terminating] = {}
         self.events: list[Event] = []
         self.evicted: list[Pod] = []
+        scheduler.add_ticker(self)  # Scheduler.tick() runs this part's tick() too
 
     # ------------------------------------------------------------------ helpers
 
