@@ -80,3 +80,20 @@ def test_long_churn_keeps_records_bounded() -> None:
     assert len(s.explanations) <= 21
     assert len(s.events) <= 100
     assert sorted(p.key for p in s.bound_pods()) == sorted(alive)
+
+
+def test_key_index_follows_savepoint_rollback() -> None:
+    s = new_scheduler()
+    s.add_node(node("n1"))
+    s.add_pod(pod("a"))
+    s.run()
+    token = s.cache.savepoint()
+    s.delete_pod("default/a")
+    s.add_pod(pod("a", uid="uid-other"))  # same key, another pod, bound below
+    s.run()
+    assert s.cache.find_pod("default/a") is not None
+    assert s.cache.find_pod("default/a").uid == "uid-other"  # type: ignore[union-attr]
+    s.cache.rollback(token)
+    found = s.cache.find_pod("default/a")
+    assert found is not None and found.uid == "uid-default-a"
+    assert s.cache.find_pod("uid-other") is None
