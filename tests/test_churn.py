@@ -97,3 +97,14 @@ def test_key_index_follows_savepoint_rollback() -> None:
     found = s.cache.find_pod("default/a")
     assert found is not None and found.uid == "uid-default-a"
     assert s.cache.find_pod("uid-other") is None
+
+
+def test_churn_workload_runs_in_tenths(capsys: pytest.CaptureFixture[str]) -> None:
+    from kschedlib.bench.churn_bench import main, run_churn
+
+    r = run_churn(events=400, nodes=20, alive=100, batch=20, node_every=100)
+    assert len(r.events) == 10 and sum(r.events) >= 400
+    assert r.scheduled == r.attempts > 250 and len(r.rss) == 10
+    assert main(["--events", "200", "--nodes", "10", "--alive", "50", "--explain", "off"]) == 0
+    out = capsys.readouterr().out
+    assert "tenth 10:" in out and "churn rate: first tenth" in out
