@@ -129,7 +129,7 @@ def fork_scheduler(
     alg, old_alg = new.algorithm, sched.algorithm
     alg.rng.setstate(old_alg.rng.getstate())
     alg.next_start_node_index = old_alg.next_start_node_index
-    new.events = list(sched.events)
+    new.events = sched.events.copy()
     new.metrics = copy.deepcopy(sched.metrics)
     if sched.batching is not None:
         new.batching = sched.batching.fork(clk, new.metrics.batch)

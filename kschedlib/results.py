@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -32,6 +33,35 @@ class Event:
     pod: str
     message: str
     timestamp: float
+
+
+class EventLog(list[Event]):
+    """The scheduler's events, oldest first, trimmed to the newest ``limit`` so a long-running
+    host keeps flat memory (kube-scheduler's events expire on the API server too). The last
+    FailedScheduling message of each pod not yet scheduled stays in ``last_failure``."""
+
+    def __init__(self, items: Iterable[Event] = (), limit: int = 10_000) -> None:
+        super().__init__(items)
+        self.limit = limit
+        self.last_failure: dict[str, str] = {}
+
+    def append(self, event: Event) -> None:
+        super().append(event)
+        if event.reason == "FailedScheduling":
+            self.last_failure[event.pod] = event.message
+        elif event.reason == "Scheduled":
+            self.last_failure.pop(event.pod, None)
+        if len(self) > 2 * self.limit:  # amortized O(1): trim once per ``limit`` events
+            del self[: len(self) - self.limit]
+
+    def forget(self, pod_key: str) -> None:
+        """The pod is gone: drop what is kept for it apart from the log."""
+        self.last_failure.pop(pod_key, None)
+
+    def copy(self) -> EventLog:
+        new = EventLog(self, self.limit)
+        new.last_failure = dict(self.last_failure)
+        return new
 
 
 @attrs.define(slots=True, frozen=True)
@@ -64,6 +94,38 @@ class NodeScoreDetail:
     total: int
 
 
+class LazyScores(Mapping[str, NodeScoreDetail]):
+    """Node name -> NodeScoreDetail, built on first use from the columns a scheduling cycle
+    kept (recording an attempt costs a reference, not a breakdown of every node)."""
+
+    __slots__ = ("_build", "_data")
+
+    def __init__(self, build: Callable[[], dict[str, NodeScoreDetail]]) -> None:
+        self._build: Callable[[], dict[str, NodeScoreDetail]] | None = build
+        self._data: dict[str, NodeScoreDetail] | None = None
+
+    def _get(self) -> dict[str, NodeScoreDetail]:
+        if self._data is None:
+            assert self._build is not None
+            self._data, self._build = self._build(), None
+        return self._data
+
+    def __getitem__(self, key: str) -> NodeScoreDetail:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled and copied as the built dict
+        return (dict, (self._get(),))
+
+
 @attrs.define(slots=True, frozen=True)
 class Explanation:
     """The full breakdown of one scheduling attempt, as kube-scheduler-simulator shows it."""
@@ -73,7 +135,7 @@ class Explanation:
     pre_filter: NodeVerdict | None
     rejected: dict[str, NodeVerdict]
     feasible: tuple[str, ...]
-    scores: dict[str, NodeScoreDetail]
+    scores: Mapping[str, NodeScoreDetail]
     selected: str | None
     nominated_fast_path: bool = False
     post_filter_message: str = ""

@@ -16,7 +16,8 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, Extender
 from kschedlib.framework.interface import MAX_NODE_SCORE
-from kschedlib.framework.runtime import Framework, NodePluginScores, PluginScore, ScoreBreakdown
+from kschedlib.framework.reuse import ScoreBreakdown
+from kschedlib.framework.runtime import Framework, NodePluginScores, PluginScore
 from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.framework.types import NodeInfo
 
@@ -44,6 +45,8 @@ class ScheduleResult:
     scores: list[NodePluginScores] = attrs.field(factory=list)
     breakdown: ScoreBreakdown | None = None
     nominated_fast_path: bool = False
+    totals: list[int] | None = None
+    """Each feasible node's total score (in ``feasible`` order) when ``scores`` is not built."""
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -292,9 +295,10 @@ class SchedulingAlgorithm:
             )
         breakdown = ScoreBreakdown([], {}, {}, {}) if explain else None
         try:
-            if breakdown is None and not self.extenders and fwk.has_score_plugins():
-                # The common path: totals only, no per-node result objects.
-                totals = self._prioritize_totals(fwk, state, pod, feasible)
+            if not self.extenders and fwk.has_score_plugins():
+                # The common path: totals only, no per-node result objects (an explanation
+                # keeps the totals and the per-plugin breakdown the scoring recorded).
+                totals = self._prioritize_totals(fwk, state, pod, feasible, breakdown)
                 host = self._select_host_from_totals(feasible, totals)
                 if batch is not None:
                     batch.store(host, feasible, totals)
@@ -305,8 +309,9 @@ class SchedulingAlgorithm:
                     diagnosis,
                     feasible,
                     [],
-                    None,
+                    breakdown,
                     fast,
+                    totals if breakdown is not None else None,
                 )
             scores = self.prioritize_nodes(fwk, state, pod, feasible, breakdown)
         except SchedulingError as exc:
@@ -481,9 +486,8 @@ class SchedulingAlgorithm:
         st = fwk.run_pre_score_plugins(state, pod, nodes)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
-        scores, st = fwk.run_score_plugins(
-            state, pod, nodes, breakdown, detailed=breakdown is not None
-        )
+        # Per-plugin scores travel in ``breakdown`` (explanations read them from there).
+        scores, st = fwk.run_score_plugins(state, pod, nodes, breakdown, detailed=False)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
         if self.extenders:
@@ -506,15 +510,23 @@ class SchedulingAlgorithm:
         return scores
 
     def _prioritize_totals(
-        self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        nodes: list[NodeInfo],
+        breakdown: ScoreBreakdown | None = None,
     ) -> list[int]:
         """prioritize_nodes without extenders: each node's total score up to one amount common
         to all nodes, in ``nodes`` order."""
         st = fwk.run_pre_score_plugins(state, pod, nodes)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
-        # Totals up to a common amount: host selection and the batch's ranking only compare.
-        totals, st = fwk.run_score_plugins_totals(state, pod, nodes, relative=True)
+        # Without an explanation, totals up to a common amount: host selection and the
+        # batch's ranking only compare (an explanation shows the real totals).
+        totals, st = fwk.run_score_plugins_totals(
+            state, pod, nodes, breakdown, relative=breakdown is None
+        )
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
         return totals

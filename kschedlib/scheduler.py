@@ -38,7 +38,7 @@ from kschedlib.framework.runtime import Framework
 from kschedlib.framework.types import PodInfo
 from kschedlib.plugins.registry import in_tree_registry
 from kschedlib.results import (
-    Event,
+    EventLog,
     Explanation,
     SchedulerMetrics,
 )
@@ -251,7 +251,7 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
             seed=seed,
             deterministic=deterministic,
         )
-        self.events: list[Event] = []
+        self.events: EventLog = EventLog()
         self.metrics = SchedulerMetrics()
         # OpportunisticBatching: one batch per profile (framework/batch.py).
         self.batching: Batching | None = None

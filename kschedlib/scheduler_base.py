@@ -19,7 +19,7 @@ from kschedlib.framework.extender import Extender
 from kschedlib.framework.handle import ObjectStore
 from kschedlib.framework.queued_pod_info import QueuedPodInfo
 from kschedlib.framework.runtime import Framework
-from kschedlib.results import Event, Explanation, SchedulerMetrics
+from kschedlib.results import EventLog, Explanation, SchedulerMetrics
 from kschedlib.schedule_one import ScheduleResult, SchedulingAlgorithm
 
 
@@ -67,7 +67,7 @@ class SchedulerBase:
     frameworks: dict[str, Framework]
     extenders: list[Extender]
     workload_manager: WorkloadManager
-    events: list[Event]
+    events: EventLog
     metrics: SchedulerMetrics
     explanations: dict[str, Explanation]
     explanation_history: dict[str, list[Explanation]]

@@ -6,7 +6,9 @@ python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]
 python -m kschedlib.bench --fork SCENARIO.json [--repeat N]
 python -m kschedlib.bench --capacity SCENARIO.json [--replicas N]
 python -m kschedlib.bench --whatif SCENARIO.json [--rounds N] [--candidates N] [--replicas N]
-python -m kschedlib.bench --sweep SCENARIO.json [--workers N] [--limit N]"""
+python -m kschedlib.bench --sweep SCENARIO.json [--workers N] [--limit N]
+python -m kschedlib.bench --load FILE... [--make MB OUT]
+python -m kschedlib.bench --churn [--events N] [--nodes N] [--alive N] [--explain on|off]"""
 
 from __future__ import annotations
 
@@ -35,6 +37,16 @@ def main(argv: list[str] | None = None) -> int:
 
             args_in.remove(flag)
             return whatif_main([*args_in, "--what", flag[2:]])
+    if "--churn" in args_in:
+        from kschedlib.bench.churn_bench import main as churn_main
+
+        args_in.remove("--churn")
+        return churn_main(args_in)
+    if "--load" in args_in:
+        from kschedlib.bench.load_bench import main as load_main
+
+        args_in.remove("--load")
+        return load_main(args_in)
     if "--sweep" in args_in:
         from kschedlib.bench.sweep_bench import main as sweep_main
 
