@@ -19,9 +19,11 @@ import attrs
 from kschedlib.api.pod import Pod
 from kschedlib.api.resource_v1 import (
     DELETE_PROTECTION_FINALIZER,
+    EXTENDED_RESOURCE_CLAIM_ANNOTATION,
     RESERVED_FOR_MAX_SIZE,
     AllocationResult,
     DeviceClass,
+    DeviceTaintRule,
     ResourceClaim,
     ResourceClaimConsumerReference,
     ResourceSlice,
@@ -49,10 +51,12 @@ from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.dynamicresources.allocator import (
     AllocationError,
     Allocator,
+    CapacityMap,
     DeviceID,
     FailedOnNode,
     Features,
     SliceIndex,
+    allocated_capacity,
     allocated_devices,
 )
 from kschedlib.plugins.dynamicresources.selector_cache import SelectorCache
@@ -63,6 +67,7 @@ STATE_KEY = NAME
 KIND_RESOURCE_CLAIM = "ResourceClaim"
 KIND_RESOURCE_SLICE = "ResourceSlice"
 KIND_DEVICE_CLASS = "DeviceClass"
+KIND_DEVICE_TAINT_RULE = "DeviceTaintRule"
 MSG_NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 MSG_STILL_NOT_SCHEDULABLE = "still not schedulable"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
@@ -173,6 +178,24 @@ def pod_claims(pod: Pod, objects: Any) -> tuple[list[ResourceClaim], str]:
     return out, ""
 
 
+def extended_resource_claim(pod: Pod, objects: Any) -> ResourceClaim | None:
+    """findExtendedResourceClaim: the claim the scheduler created for the pod's DRA-backed
+    extended resources (annotated, controlled by the pod), if any."""
+    for c in objects.list_objects(KIND_RESOURCE_CLAIM):
+        if (
+            isinstance(c, ResourceClaim)
+            and c.metadata.namespace == pod.metadata.namespace
+            and c.metadata.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true"
+            and any(
+                r.controller and r.name == pod.metadata.name
+                and (r.uid == pod.metadata.uid if pod.metadata.uid else True)
+                for r in c.metadata.owner_references
+            )
+        ):
+            return c
+    return None
+
+
 class DynamicResources:
     """DRA with structured parameters (v1.35 default feature set)."""
 
@@ -236,18 +259,34 @@ class DynamicResources:
         return self._slice_index
 
     def _allocated_state(self) -> AbstractSet[DeviceID]:
-        """GatherAllocatedState: devices of allocated claims, in-flight allocations included."""
+        """GatherAllocatedState: devices of allocated claims, in-flight allocations included
+        (with DRAConsumableCapacity, shared allocations are left out: see
+        ``_allocated_capacity``)."""
+        shared = self.features.consumable_capacity
         gen = getattr(self._objects, "generation", None)
         if gen is None or gen != self._alloc_gen:
             counts: Counter[DeviceID] = Counter()
             for c in self._objects.list_objects(KIND_RESOURCE_CLAIM):
                 if isinstance(c, ResourceClaim) and c.status.allocation is not None:
-                    counts.update(allocated_devices((c,)))
+                    counts.update(allocated_devices((c,), shared))
             self._alloc_counts = counts
             self._alloc_gen = gen
         if self._in_flight:
-            return set(self._alloc_counts) | allocated_devices(self._in_flight.values())
+            return set(self._alloc_counts) | allocated_devices(self._in_flight.values(), shared)
         return self._alloc_counts.keys()
+
+    def _allocated_capacity(self) -> dict[DeviceID, CapacityMap]:
+        """Capacity consumed on shared devices by allocated and in-flight claims."""
+        claims = [c for c in self._objects.list_objects(KIND_RESOURCE_CLAIM)
+                  if isinstance(c, ResourceClaim) and c.status.allocation is not None
+                  and (c.metadata.uid or c.metadata.key) not in self._in_flight]
+        return allocated_capacity([*claims, *self._in_flight.values()])
+
+    def _taint_rules(self) -> list[DeviceTaintRule]:
+        if not (self.features.device_taints and self.features.device_taint_rules):
+            return []
+        return [r for r in self._objects.list_objects(KIND_DEVICE_TAINT_RULE)
+                if isinstance(r, DeviceTaintRule)]
 
     # --- PreEnqueue ---
 
@@ -326,9 +365,12 @@ class DynamicResources:
         s.available_on = available_on
         s.to_allocate = to_allocate
         if to_allocate:
+            fts = self.features
             s.allocator = Allocator(
-                self.features, self._allocated_state(), self._device_class, self._slices(),
+                fts, self._allocated_state(), self._device_class, self._slices(),
                 self.cel, self._request_matches,
+                allocated_capacity=self._allocated_capacity() if fts.consumable_capacity else None,
+                taint_rules=self._taint_rules(),
             )
         s.claims = tuple(claims)
         return None, None
@@ -567,9 +609,9 @@ class DynamicResources:
             # Only this write happened: move the allocated-device counts along.
             counts = self._alloc_counts
             if claim.status.allocation is not None:
-                counts.update(allocated_devices((claim,)))
+                counts.update(allocated_devices((claim,), self.features.consumable_capacity))
             if isinstance(old, ResourceClaim) and old.status.allocation is not None:
-                for d in allocated_devices((old,)):
+                for d in allocated_devices((old,), self.features.consumable_capacity):
                     n = counts[d] - 1
                     if n > 0:
                         counts[d] = n
@@ -648,6 +690,9 @@ def new(args: Any, handle: Any) -> DynamicResources:
             device_taints=fts.enable_dra_device_taints,
             consumable_capacity=fts.enable_dra_consumable_capacity,
             device_binding_conditions=fts.enable_dra_device_binding_conditions,
+            device_taint_rules=fts.enable_dra_device_taint_rules,
+            extended_resource=fts.enable_dra_extended_resource,
+            device_status=fts.enable_dra_resource_claim_device_status,
         ),
     )
 
