@@ -168,6 +168,10 @@ class _Hooks:
         would deliver it."""
         self._sched.update_object(obj)
 
+    def delete_object(self, obj: Any) -> None:
+        """An API delete by a plugin (DynamicResources' extended-resource claim)."""
+        self._sched.delete_object(obj)
+
 
 def _top_score_indices(scores: Sequence[Any], top: int, selected: str | None) -> list[int]:
     """Indices of the ``top`` best-scored nodes (ties by name), ``selected`` always kept."""

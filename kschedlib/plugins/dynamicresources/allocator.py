@@ -41,7 +41,7 @@ from kschedlib.api.resource_v1 import (
     ResourceClaim,
     ResourceSlice,
 )
-from kschedlib.api.quantity import Quantity, quantity_from_int
+from kschedlib.api.quantity import BINARY_SI, Quantity, quantity_from_int
 from kschedlib.api.selectors import (
     NodeSelector,
     NodeSelectorMatcher,
@@ -401,19 +401,20 @@ def _frac(q: Quantity | None) -> Fraction:
 
 
 def _round_up_range(req: Quantity, policy: CapacityRequestPolicy) -> Quantity:
+    """roundUpRange: at least min, and min plus a whole number of steps (as an integer
+    quantity in BinarySI, as v1.35 writes it)."""
     rng = policy.valid_range
     assert rng is not None and rng.min is not None
     if req.as_fraction() < rng.min.as_fraction():
         return rng.min
     if rng.step is None:
         return req
-    step = rng.step.as_fraction()
-    span = req.as_fraction() - rng.min.as_fraction()
-    n = -((-span) // step)  # ceil
-    value = rng.min.as_fraction() + n * step
-    if value.denominator == 1:
-        return quantity_from_int(int(value), rng.step.format)
-    return req
+    lo, step = rng.min.value(), rng.step.value()
+    added = req.value() - lo
+    n = added // step if step else 0
+    if step and added % step:
+        n += 1
+    return quantity_from_int(lo + step * n, BINARY_SI)
 
 
 def consumed_quantity(requested: Quantity | None, cap: DeviceCapacity) -> Quantity:

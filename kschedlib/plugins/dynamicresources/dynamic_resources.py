@@ -9,6 +9,8 @@ UnschedulableAndUnresolvable, as in v1.35."""
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -16,16 +18,22 @@ from typing import Any
 
 import attrs
 
+from kschedlib.api.meta import ObjectMeta, OwnerReference
 from kschedlib.api.pod import Pod
+from kschedlib.api.resource import is_extended_resource, pod_requests
 from kschedlib.api.resource_v1 import (
     DELETE_PROTECTION_FINALIZER,
     EXTENDED_RESOURCE_CLAIM_ANNOTATION,
+    RESOURCE_DEVICE_CLASS_PREFIX,
     RESERVED_FOR_MAX_SIZE,
     AllocationResult,
+    DeviceClaim,
     DeviceClass,
     DeviceTaintRule,
     ResourceClaim,
     ResourceClaimConsumerReference,
+    ResourceClaimSpec,
+    ResourceClaimStatus,
     ResourceSlice,
 )
 from kschedlib.api.selectors import NodeSelectorMatcher
@@ -59,6 +67,7 @@ from kschedlib.plugins.dynamicresources.allocator import (
     allocated_capacity,
     allocated_devices,
 )
+from kschedlib.plugins.dynamicresources.extended import MappingCache, create_requests
 from kschedlib.plugins.dynamicresources.selector_cache import SelectorCache
 from kschedlib.plugins.helper import default_normalize_score, default_normalize_values
 
@@ -71,6 +80,9 @@ KIND_DEVICE_TAINT_RULE = "DeviceTaintRule"
 MSG_NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 MSG_STILL_NOT_SCHEDULABLE = "still not schedulable"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
+MSG_DELETED = "deletion of ResourceClaim completed"
+# The name of the in-memory special claim before PreBind creates it (specialClaimInMemName).
+SPECIAL_CLAIM_NAME = "<extended-resources>"
 MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
 MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
 MSG_IN_USE = "resourceclaim in use"
@@ -83,6 +95,23 @@ _NO_CLAIMS = Status(Code.Unschedulable, (MSG_NO_CLAIMS_TO_DEALLOCATE,), NAME)
 _STILL_NOT_SCHEDULABLE = Status(Code.Unschedulable, (MSG_STILL_NOT_SCHEDULABLE,), NAME)
 
 
+def _is_extended(name: str) -> bool:
+    """An extended resource name, the implicit ``deviceclass.resource.kubernetes.io/<class>``
+    ones included."""
+    return name.startswith(RESOURCE_DEVICE_CLASS_PREFIX) or is_extended_resource(name)
+
+
+def _suffix(seed: str) -> str:
+    """Five characters as kube-apiserver's generateName draws them (stable per seed here)."""
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    n = int(hashlib.sha256(seed.encode()).hexdigest(), 16)
+    out = []
+    for _ in range(5):
+        n, r = divmod(n, len(alphabet))
+        out.append(alphabet[r])
+    return "".join(out)
+
+
 def _unresolvable(msg: str) -> Status:
     """statusUnschedulable: every DynamicResources rejection is UnschedulableAndUnresolvable."""
     return Status(Code.UnschedulableAndUnresolvable, (msg,), NAME)
@@ -93,11 +122,20 @@ class StateData:
 
     __slots__ = (
         "claims", "available_on", "allocator", "to_allocate", "node_allocations",
-        "unavailable_claims", "allocations",
+        "unavailable_claims", "allocations", "ext_claim", "ext_resources", "ext_mapping",
+        "node_ext_claims", "ext_by_requests", "user_claims",
     )
 
     def __init__(self, claims: tuple[ResourceClaim, ...] = ()) -> None:
         self.claims = claims
+        self.user_claims = len(claims)
+        # DRAExtendedResource: the special claim (last in ``claims``), the pod's scalar
+        # requests and the resource-to-class mapping; per node the claim Filter built.
+        self.ext_claim: ResourceClaim | None = None
+        self.ext_resources: dict[str, int] = {}
+        self.ext_mapping: dict[str, str] = {}
+        self.node_ext_claims: dict[str, ResourceClaim | None] = {}
+        self.ext_by_requests: dict[Any, ResourceClaim] = {}
         self.available_on: list[NodeSelectorMatcher | None] = []
         self.allocator: Allocator | None = None
         self.to_allocate: list[ResourceClaim] = []
@@ -201,7 +239,7 @@ class DynamicResources:
 
     __slots__ = (
         "_handle", "features", "cel", "_in_flight", "_slice_index", "_slice_gen",
-        "_alloc_counts", "_alloc_gen", "_request_matches",
+        "_alloc_counts", "_alloc_gen", "_request_matches", "_ext_mapping",
     )
 
     def __init__(self, handle: Any, features: Features | None = None) -> None:
@@ -218,6 +256,8 @@ class DynamicResources:
         self._alloc_gen: int | None = None
         # Whether a device satisfies a class and request selectors, across cycles.
         self._request_matches: dict[Any, Any] = {}
+        # DRAExtendedResource: extended resource name -> DeviceClass name.
+        self._ext_mapping = MappingCache()
 
     @property
     def name(self) -> str:
@@ -234,8 +274,13 @@ class DynamicResources:
         return new
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
-        """SignPod: None (unsignable) when it would look beyond the node."""
-        return None if pod.spec.resource_claims else ()
+        """SignPod: None (unsignable) when it would look beyond the node (claims, or extended
+        resources that DRA may back)."""
+        if pod.spec.resource_claims:
+            return None
+        if self.features.extended_resource and any(_is_extended(n) for n in pod_requests(pod)):
+            return None
+        return ()
 
     @property
     def _objects(self) -> Any:
@@ -312,11 +357,15 @@ class DynamicResources:
     ) -> tuple[PreFilterResult | None, Status | None]:
         s = StateData()
         state.write(STATE_KEY, s)
-        if not pod.spec.resource_claims:
-            return None, SKIP
-        claims, err = self.pod_resource_claims(pod)
-        if err:
-            return None, _unresolvable(err)
+        claims: list[ResourceClaim] = []
+        if pod.spec.resource_claims:
+            claims, err = self.pod_resource_claims(pod)
+            if err:
+                return None, _unresolvable(err)
+        s.user_claims = len(claims)
+        ext = self._pre_filter_extended(pod, s) if self.features.extended_resource else None
+        if ext is not None:
+            claims = [*claims, ext]
         if not claims:
             return None, SKIP
         available_on: list[NodeSelectorMatcher | None] = []
@@ -341,6 +390,8 @@ class DynamicResources:
                     f"resource claim {claim.metadata.namespace}/{claim.metadata.name} is in "
                     "the process of being allocated"
                 )
+            if claim is ext:
+                continue  # validated per node by Filter
             for r in claim.spec.devices.requests:
                 if r.exactly is not None:
                     st = self._validate_class(r.exactly.device_class_name, r.name)
@@ -375,6 +426,81 @@ class DynamicResources:
         s.claims = tuple(claims)
         return None, None
 
+    def _pre_filter_extended(self, pod: Pod, s: StateData) -> ResourceClaim | None:
+        """preFilterExtendedResources: the special claim when the pod asks for an extended
+        resource a DeviceClass maps: the one an earlier cycle created, else an in-memory one
+        without requests."""
+        reqs = pod_requests(pod)
+        mapping = self._ext_mapping.get(self._objects)
+        scalars: dict[str, int] = {}
+        has = False
+        for name, q in reqs.items():
+            if not _is_extended(name) or q.is_zero():
+                continue
+            scalars[name] = q.value()
+            if name in mapping:
+                has = True
+        if not has:
+            return None
+        s.ext_mapping = mapping
+        s.ext_resources = scalars
+        existing = extended_resource_claim(pod, self._objects)
+        if existing is None:
+            existing = ResourceClaim(
+                metadata=ObjectMeta(
+                    name=SPECIAL_CLAIM_NAME,
+                    namespace=pod.metadata.namespace,
+                    uid=f"{SPECIAL_CLAIM_NAME}/{pod.uid}",
+                    generate_name=f"{pod.metadata.name}-extended-resources-",
+                    owner_references=(OwnerReference(
+                        api_version="v1", kind="Pod", name=pod.metadata.name, uid=pod.uid,
+                        controller=True,
+                    ),),
+                    annotations={EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
+                ),
+            )
+        s.ext_claim = existing
+        return existing
+
+    def _filter_extended(
+        self, s: StateData, pod: Pod, node_info: NodeInfo
+    ) -> tuple[ResourceClaim | None, Status | None]:
+        """filterExtendedResources: the special claim with the requests this node needs from
+        DRA (resources without device-plugin capacity on it), or None."""
+        ext = s.ext_claim
+        if ext is None:
+            return None, None
+        if ext.spec.devices.requests:
+            # From an earlier cycle: PostFilter deletes it and the pod tries anew.
+            return None, _unresolvable("cannot schedule extended resource claim")
+        alloc = node_info.allocatable.scalar_resources
+        wanted: list[str] = []
+        has = False
+        for name in s.ext_resources:
+            have = alloc.get(name, 0) > 0
+            if name in s.ext_mapping:
+                wanted.append(name)
+                if not have:
+                    has = True
+            elif not have:
+                return None, _unresolvable("cannot fit resource")
+        if s.user_claims == 0 and not has:
+            return None, None
+        if ext.status.allocation is not None:
+            return None, None
+        # Requests for the resources this node backs by DRA; a resource with device-plugin
+        # capacity here is the device plugin's.
+        dra = [n for n in wanted if alloc.get(n, 0) <= 0]
+        requests, _ = create_requests(pod, dra, s.ext_mapping)
+        key = requests
+        claim = s.ext_by_requests.get(key)
+        if claim is None:
+            claim = attrs.evolve(
+                ext, spec=ResourceClaimSpec(devices=DeviceClaim(requests=requests))
+            )
+            s.ext_by_requests[key] = claim
+        return claim, None
+
     def pre_filter_extensions(self) -> None:
         return None
 
@@ -387,6 +513,16 @@ class DynamicResources:
         node = node_info.node
         if node is None:
             return Status.error("node not found", NAME)
+        to_allocate = s.to_allocate
+        node_ext: ResourceClaim | None = None
+        if s.ext_claim is not None:
+            node_ext, st = self._filter_extended(s, pod, node_info)
+            if st is not None:
+                return st
+            if node_ext is None and s.user_claims == 0:
+                return None  # the device plugins have it all
+            if node_ext is not None:
+                to_allocate = [node_ext if c is s.ext_claim else c for c in to_allocate]
         unavailable = [
             i for i, m in enumerate(s.available_on)
             if m is not None and not m.matches(node.metadata.labels, node.metadata.name)
@@ -394,20 +530,22 @@ class DynamicResources:
         allocations: list[AllocationResult] | None = None
         if s.allocator is not None:
             try:
-                allocations = s.allocator.allocate(node, s.to_allocate)
+                allocations = s.allocator.allocate(node, to_allocate)
             except FailedOnNode as exc:
                 return _unresolvable(str(exc))
             except AllocationError as exc:
                 return Status.error(str(exc), NAME)
             except Exception as exc:  # a bug must not lose the pod: an Error for this cycle
                 return Status.error(f"allocating devices: {type(exc).__name__}: {exc}", NAME)
-            if allocations is None or len(allocations) != len(s.to_allocate):
+            if allocations is None or len(allocations) != len(to_allocate):
                 return _unresolvable(MSG_CANNOT_ALLOCATE)
         if unavailable:
             s.unavailable_claims.update(unavailable)
             return _unresolvable(MSG_NOT_AVAILABLE)
         if allocations is not None:
             s.node_allocations[node.metadata.name] = allocations
+            if s.ext_claim is not None:
+                s.node_ext_claims[node.metadata.name] = node_ext
         return None
 
     # --- PostFilter ---
@@ -420,8 +558,11 @@ class DynamicResources:
             return None, _not_found()
         if not s.claims:
             return None, _NO_CLAIMS
+        ext = s.ext_claim
         for index in sorted(s.unavailable_claims):
             claim = s.claims[index]
+            if claim is ext:
+                continue
             rf = claim.status.reserved_for
             if not rf or (len(rf) == 1 and rf[0].uid == pod.uid):
                 current = self._objects.get_object(
@@ -433,6 +574,10 @@ class DynamicResources:
                 )
                 self._write_claim(freed)
                 return None, Status(Code.Unschedulable, (MSG_DEALLOCATED,), NAME)
+        if ext is not None and ext.metadata.name != SPECIAL_CLAIM_NAME:
+            # The special claim of an earlier cycle: deleted, the pod tries anew.
+            self._delete_claim(ext)
+            return None, Status(Code.Unschedulable, (MSG_DELETED,), NAME)
         return None, _STILL_NOT_SCHEDULABLE
 
     # --- Score ---
@@ -515,6 +660,8 @@ class DynamicResources:
             return None
         allocations = s.node_allocations.get(node_name)
         if not allocations:
+            if s.ext_claim is not None and all(s.claims[i] is s.ext_claim for i in pending):
+                return None  # only the special claim, and the device plugins have it all
             return Status.error("claim allocation not found for node", NAME)
         if len(allocations) != len(pending):
             return Status.error(
@@ -522,8 +669,11 @@ class DynamicResources:
                 f"to allocate, want {len(pending)} claims",
                 NAME,
             )
+        node_ext = s.node_ext_claims.get(node_name)
         for k, i in enumerate(pending):
             claim = s.claims[i]
+            if claim is s.ext_claim and node_ext is not None:
+                claim = node_ext
             s.allocations[i] = allocations[k]
             fin = claim.metadata.finalizers
             meta = claim.metadata
@@ -566,6 +716,11 @@ class DynamicResources:
         if not isinstance(s, StateData):
             return _not_found()
         for i, claim in enumerate(s.claims):
+            if claim is s.ext_claim:
+                st = self._bind_extended(s, pod, node_name, i)
+                if st is not None:
+                    return st
+                continue
             key = claim.metadata.key
             uid = claim.metadata.uid or key
             current = self._objects.get_object(KIND_RESOURCE_CLAIM, key)
@@ -592,6 +747,40 @@ class DynamicResources:
             self._write_claim(attrs.evolve(base, metadata=meta, status=status))
             self._in_flight.pop(uid, None)
         return None
+
+    def _bind_extended(
+        self, s: StateData, pod: Pod, node_name: str, index: int
+    ) -> Status | None:
+        """Create the special claim for the pod's DRA-backed extended resources, allocated
+        and reserved for the pod (named ``<pod>-extended-resources-<5 characters>``)."""
+        ext = s.ext_claim
+        assert ext is not None
+        allocation = s.allocations[index] if index < len(s.allocations) else None
+        self._in_flight.pop(ext.metadata.uid or ext.metadata.key, None)
+        node_ext = s.node_ext_claims.get(node_name)
+        if allocation is None or node_ext is None:
+            return None  # nothing came from DRA on this node
+        name = ext.metadata.generate_name + _suffix(pod.uid)
+        meta = attrs.evolve(
+            node_ext.metadata, name=name, generate_name=ext.metadata.generate_name,
+            uid=str(uuid.uuid5(uuid.NAMESPACE_URL, f"{pod.uid}/{name}")),
+            finalizers=(DELETE_PROTECTION_FINALIZER,),
+        )
+        ref = ResourceClaimConsumerReference(resource="pods", name=pod.metadata.name, uid=pod.uid)
+        claim = attrs.evolve(
+            node_ext, metadata=meta,
+            status=ResourceClaimStatus(allocation=allocation, reserved_for=(ref,)),
+        )
+        self._write_claim(claim)
+        return None
+
+    def _delete_claim(self, claim: ResourceClaim) -> None:
+        delete = getattr(self._handle.host, "delete_object", None)
+        if callable(delete):
+            delete(claim)
+        else:
+            self._objects.delete(claim)
+        self._alloc_gen = None
 
     def _write_claim(self, claim: ResourceClaim) -> None:
         """Update a claim as the API server would, so that the host and the next cycles see
