@@ -10,16 +10,16 @@ choices when a later request or a ``matchAttribute`` constraint cannot be satisf
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from fractions import Fraction
 from typing import Any
 
-import uuid
-
 import attrs
 
 from kschedlib.api.node import Node
+from kschedlib.api.quantity import BINARY_SI, Quantity, quantity_from_int
 from kschedlib.api.resource_v1 import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
@@ -28,10 +28,10 @@ from kschedlib.api.resource_v1 import (
     CapacityRequestPolicy,
     CapacityRequirements,
     Device,
-    DeviceCapacity,
     DeviceAllocationConfiguration,
     DeviceAllocationResult,
     DeviceAttribute,
+    DeviceCapacity,
     DeviceClass,
     DeviceRequestAllocationResult,
     DeviceSelector,
@@ -41,7 +41,6 @@ from kschedlib.api.resource_v1 import (
     ResourceClaim,
     ResourceSlice,
 )
-from kschedlib.api.quantity import BINARY_SI, Quantity, quantity_from_int
 from kschedlib.api.selectors import (
     NodeSelector,
     NodeSelectorMatcher,
@@ -644,6 +643,7 @@ class _Run:
         self.claim_ids = [id(c) for c in claims]
         fts = a.features
         self.experimental = fts.experimental
+        self.consumable = fts.consumable_capacity
         # Capacity being allocated on shared devices in this run.
         self.allocating_capacity: dict[DeviceID, CapacityMap] = {}
         # Counters consumed by devices being allocated: pool name -> set -> counter.
@@ -933,13 +933,13 @@ class _Run:
                 for e in range(i):
                     cons[e].remove(base, sub)
                 return False
-        fts = self.a.features
-        multi = fts.consumable_capacity and bool(device.allow_multiple_allocations)
-        if not multi:
+        if not self.consumable:
             self.allocating.setdefault(did, set()).add(ci)
-        if not fts.consumable_capacity:
             self.results[ci].append(_Result(req, did, s, device))
             return True
+        multi = bool(device.allow_multiple_allocations)
+        if not multi:
+            self.allocating.setdefault(did, set()).add(ci)
         if not self._capacity_fits(req, did, device):
             return False  # as in Go, without undoing the steps above (cannot happen here)
         if not multi:

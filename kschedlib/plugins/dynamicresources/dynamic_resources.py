@@ -24,8 +24,8 @@ from kschedlib.api.resource import is_extended_resource, pod_requests
 from kschedlib.api.resource_v1 import (
     DELETE_PROTECTION_FINALIZER,
     EXTENDED_RESOURCE_CLAIM_ANNOTATION,
-    RESOURCE_DEVICE_CLASS_PREFIX,
     RESERVED_FOR_MAX_SIZE,
+    RESOURCE_DEVICE_CLASS_PREFIX,
     AllocationResult,
     DeviceClaim,
     DeviceClass,
