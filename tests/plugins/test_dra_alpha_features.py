@@ -307,3 +307,14 @@ def test_extended_resource_gate_off_is_node_resources_fit() -> None:
     r = s.schedule_pod(pod)
     assert r is not None and r.outcome != Outcome.Scheduled
     assert "Insufficient example.com/gpu" in (r.message or "")
+
+
+def test_claim_hint_rejects_other_objects() -> None:
+    from kschedlib.plugins.dynamicresources.dynamic_resources import DynamicResources
+
+    class _Handle:
+        objects = None
+
+    plugin = DynamicResources(_Handle())
+    with pytest.raises(TypeError, match="expected ResourceClaim, got dict"):
+        plugin.is_schedulable_after_claim_change(_pod("p", {}), None, {"metadata": {}})

@@ -832,7 +832,13 @@ class DynamicResources:
     def is_schedulable_after_claim_change(
         self, pod: Pod, old_obj: Any, new_obj: Any
     ) -> QueueingHint:
-        """Queue when a claim got deallocated, or one the pod uses appeared or changed status."""
+        """Queue when a claim got deallocated, or one the pod uses appeared or changed status.
+        Objects other than ResourceClaims are an error (the queue then requeues the pod)."""
+        if not isinstance(new_obj, ResourceClaim) or (
+            old_obj is not None and not isinstance(old_obj, ResourceClaim)
+        ):
+            bad = new_obj if not isinstance(new_obj, ResourceClaim) else old_obj
+            raise TypeError(f"expected ResourceClaim, got {type(bad).__name__}")
         claims, err = self.pod_resource_claims(pod)
         if err:
             return QueueingHint.QueueSkip
