@@ -455,6 +455,45 @@ def violates_policy(value: Quantity, policy: CapacityRequestPolicy | None) -> bo
     return False
 
 
+class _Consumption:
+    """What one request takes of one device, by capacity: quantities (for the allocation
+    result), their values and the device's totals; ``ok`` False when a request names a
+    capacity the device lacks or a request policy is violated."""
+
+    __slots__ = ("ok", "quantities", "values", "totals")
+
+    def __init__(self, requests: CapacityRequirements | None, device: Device) -> None:
+        wanted = requests.requests if requests is not None else {}
+        self.ok = all(name in device.capacity for name in wanted)
+        self.quantities: dict[str, Quantity] = {}
+        self.values: list[tuple[str, Fraction, Fraction]] = []
+        if not self.ok:
+            return
+        for name, cap in device.capacity.items():
+            consumed = consumed_quantity(wanted.get(name), cap)
+            if violates_policy(consumed, cap.request_policy):
+                self.ok = False
+                return
+            self.quantities[name] = consumed
+            self.values.append((name, consumed.as_fraction(), _frac(cap.value)))
+
+
+_CONSUMPTION: dict[tuple[int, int], tuple[Any, Device, _Consumption]] = {}
+
+
+def consumption(requests: CapacityRequirements | None, device: Device) -> _Consumption:
+    """The memoized _Consumption of a request on a device (both immutable)."""
+    key = (id(requests), id(device))
+    hit = _CONSUMPTION.get(key)
+    if hit is not None and hit[0] is requests and hit[1] is device:
+        return hit[2]
+    c = _Consumption(requests, device)
+    if len(_CONSUMPTION) > 100_000:
+        _CONSUMPTION.clear()
+    _CONSUMPTION[key] = (requests, device, c)
+    return c
+
+
 def capacity_fits(
     current: Mapping[str, Fraction] | None,
     requests: CapacityRequirements | None,
@@ -463,28 +502,22 @@ def capacity_fits(
 ) -> bool:
     """CmpRequestOverCapacity: the request's capacity (with the device's request policy)
     still fits next to what is allocated and being allocated."""
-    wanted = requests.requests if requests is not None else {}
-    for name in wanted:
-        if name not in device.capacity:
-            return False  # "some requested capacity has not been defined": device skipped
-    for name, cap in device.capacity.items():
-        consumed = consumed_quantity(wanted.get(name), cap)
-        if violates_policy(consumed, cap.request_policy):
-            return False
-        total = consumed.as_fraction()
+    c = consumption(requests, device)
+    if not c.ok:
+        return False  # undefined capacity ("skip the device") or a policy violation
+    for name, value, total in c.values:
         if current:
-            total += current.get(name, 0)
+            value += current.get(name, 0)
         if allocating:
-            total += allocating.get(name, 0)
-        if total > _frac(cap.value):
+            value += allocating.get(name, 0)
+        if value > total:
             return False
     return True
 
 
 def consumed_capacity(requests: CapacityRequirements | None, device: Device) -> dict[str, Quantity]:
     """GetConsumedCapacityFromRequest: per capacity of the device, what the request takes."""
-    wanted = requests.requests if requests is not None else {}
-    return {name: consumed_quantity(wanted.get(name), cap) for name, cap in device.capacity.items()}
+    return consumption(requests, device).quantities
 
 
 def lookup_attribute(device: Device, driver: str, name: str) -> DeviceAttribute | None:
@@ -945,11 +978,11 @@ class _Run:
         if not multi:
             self.results[ci].append(_Result(req, did, s, device))
             return True
-        consumed = consumed_capacity(req.capacity, device)
+        used = consumption(req.capacity, device)
         cur = self.allocating_capacity.setdefault(did, {})
-        for name, q in consumed.items():
-            cur[name] = cur.get(name, 0) + q.as_fraction()
-        self.results[ci].append(_Result(req, did, s, device, True, consumed or None))
+        for name, value, _total in used.values:
+            cur[name] = cur.get(name, 0) + value
+        self.results[ci].append(_Result(req, did, s, device, True, used.quantities or None))
         return True
 
     def _take_experimental(self, ci: int, req: _Req, did: DeviceID, device: Device) -> bool:
