@@ -379,6 +379,46 @@ def taint_prevents_allocation(taints: Iterable[DeviceTaint], req: _Req) -> bool:
     return False
 
 
+def device_taints(
+    did: DeviceID, device: Device, rules: Sequence[DeviceTaintRule],
+    classes: Callable[[str], DeviceClass | None], cel: SelectorCache,
+) -> tuple[DeviceTaint, ...]:
+    """A device's taints: its own, then those of the DeviceTaintRules that select it (by
+    driver, pool, device, class and CEL selectors)."""
+    out = list(device.taints)
+    for rule in rules:
+        sel = rule.spec.device_selector
+        if sel is not None:
+            if sel.driver is not None and sel.driver != did[0]:
+                continue
+            if sel.pool is not None and sel.pool != did[1]:
+                continue
+            if sel.device is not None and sel.device != did[2]:
+                continue
+            if sel.device_class_name is not None:
+                dc = classes(sel.device_class_name)
+                if dc is None or not _cel_all(cel, dc.spec.selectors, did[0], device):
+                    continue
+            if sel.selectors and not _cel_all(cel, sel.selectors, did[0], device):
+                continue
+        out.append(rule.spec.taint)
+    return tuple(out)
+
+
+def _cel_all(
+    cel: SelectorCache, selectors: Sequence[DeviceSelector], driver: str, device: Device
+) -> bool:
+    for sel in selectors:
+        if sel.cel is None:
+            return False
+        try:
+            if not cel.matches(sel.cel.expression, driver, device):
+                return False
+        except CELError:
+            return False
+    return True
+
+
 def device_node_matches(node: Node, device: Device) -> bool:
     """NodeMatches for a device of a slice with perDeviceNodeSelection."""
     if device.node_name:
@@ -600,37 +640,9 @@ class Allocator:
         hit = self._taints.get(did)
         if hit is not None and hit[0] is device:
             return hit[1]
-        out = list(device.taints)
-        for rule in self.taint_rules:
-            sel = rule.spec.device_selector
-            if sel is not None:
-                if sel.driver is not None and sel.driver != did[0]:
-                    continue
-                if sel.pool is not None and sel.pool != did[1]:
-                    continue
-                if sel.device is not None and sel.device != did[2]:
-                    continue
-                if sel.device_class_name is not None:
-                    dc = self.classes(sel.device_class_name)
-                    if dc is None or not self._cel_all(dc.spec.selectors, did[0], device):
-                        continue
-                if sel.selectors and not self._cel_all(sel.selectors, did[0], device):
-                    continue
-            out.append(rule.spec.taint)
-        taints = tuple(out)
+        taints = device_taints(did, device, self.taint_rules, self.classes, self.cel)
         self._taints[did] = (device, taints)
         return taints
-
-    def _cel_all(self, selectors: Sequence[DeviceSelector], driver: str, device: Device) -> bool:
-        for sel in selectors:
-            if sel.cel is None:
-                return False
-            try:
-                if not self.cel.matches(sel.cel.expression, driver, device):
-                    return False
-            except CELError:
-                return False
-        return True
 
     def available_counters(self, pool: _Pool) -> dict[str, dict[str, Fraction]]:
         """The pool's counter sets minus what its allocated devices consume."""
