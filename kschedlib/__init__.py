@@ -108,6 +108,7 @@ from kschedlib.results import (
 )
 from kschedlib.schedule_one import num_feasible_nodes_to_find
 from kschedlib.scheduler import AcceptingBinder, Binder, Scheduler
+from kschedlib.version import __version__
 from kschedlib.whatif import (
     CapacityReport,
     DrainReport,
@@ -118,8 +119,6 @@ from kschedlib.whatif import (
     TransactionError,
     Verdict,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "DeviceClass",

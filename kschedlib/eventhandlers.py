@@ -1,10 +1,26 @@
-"""Which scheduling-relevant properties changed between two versions of a node
+"""The host's cluster events into the cache and the queue (kube-scheduler's eventhandlers.go),
+and which scheduling-relevant properties changed between two versions of a node
 (framework.NodeSchedulingPropertiesChange)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from kschedlib.api.node import Node
+from kschedlib.api.pod import Pod, is_terminal
+from kschedlib.api.scheduling import Workload, validate_workload_update
+from kschedlib.backend.queue.queue_events import (
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_UNSCHEDULED_POD_ADD,
+    EVENT_UNSCHEDULED_POD_DELETE,
+    pod_scheduling_properties_change,
+)
+from kschedlib.errors import CacheError, InvalidObjectError
 from kschedlib.framework.events import ActionType, ClusterEvent, EventResource
+from kschedlib.framework.handle import ObjectStore
+from kschedlib.framework.types import PodInfo
+from kschedlib.scheduler_base import SchedulerBase
 
 EVENT_NODE_ADD = ClusterEvent(EventResource.Node, ActionType.Add)
 EVENT_NODE_DELETE = ClusterEvent(EventResource.Node, ActionType.Delete)
@@ -53,3 +69,251 @@ def object_event(kind: str, action: ActionType) -> ClusterEvent | None:
     """The cluster event for an add/update/delete of another object, if the scheduler has one."""
     res = RESOURCE_OF_KIND.get(kind)
     return None if res is None else ClusterEvent(res, action)
+
+
+def _as_pod(obj: Any) -> Pod:
+    """A Pod, or a Pod's Kubernetes JSON as a dict."""
+    if isinstance(obj, Pod):
+        return obj
+    if isinstance(obj, Mapping):
+        return Pod.from_dict(dict(obj))
+    raise InvalidObjectError(
+        type(obj).__name__, "", "expected a Pod or a Pod's Kubernetes JSON as a dict"
+    )
+
+
+def _as_node(obj: Any) -> Node:
+    """A Node, or a Node's Kubernetes JSON as a dict."""
+    if isinstance(obj, Node):
+        return obj
+    if isinstance(obj, Mapping):
+        return Node.from_dict(dict(obj))
+    raise InvalidObjectError(
+        type(obj).__name__, "", "expected a Node or a Node's Kubernetes JSON as a dict"
+    )
+
+
+class EventHandlers(SchedulerBase):
+    """The Scheduler's handlers of the host's events: nodes, pods, other objects."""
+
+    # ------------------------------------------------------------------ node events
+
+    # Unknown objects, as kube-scheduler's event handlers treat them: an update of an unknown
+    # pod or node adds it (the cache's UpdateNode creates the node, the queue's Update adds
+    # the pod), a delete of an unknown pod or node is ignored (kube-scheduler logs it).
+    # Every method taking a Pod or Node also takes its Kubernetes JSON as a dict.
+
+    def add_node(self, node: Node | Mapping[str, Any]) -> None:
+        node = _as_node(node)
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node)
+
+    def update_node(self, node: Node | Mapping[str, Any]) -> None:
+        """Replace a node; an unknown node is added (kube-scheduler's cache.UpdateNode)."""
+        node = _as_node(node)
+        try:
+            old = self.cache.get_node(node.metadata.name).node
+        except (KeyError, CacheError):
+            old = None
+        if old is None:
+            self.add_node(node)
+            return
+        self.cache.update_node(old, node)
+        for ev in node_scheduling_properties_change(node, old):
+            if ev.action_type == ActionType.UpdateNodeDeclaredFeature and not self._declared:
+                continue
+            self.queue.move_all_to_active_or_backoff_queue(ev, old, node)
+
+    def delete_node(self, node: Node | Mapping[str, Any] | str) -> None:
+        """A node is gone (by object or name); an unknown node is ignored."""
+        name = node if isinstance(node, str) else _as_node(node).metadata.name
+        try:
+            old = self.cache.get_node(name).node
+        except (KeyError, CacheError):
+            old = None
+        if old is None:
+            return
+        self.cache.remove_node(name)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_DELETE, old, None)
+
+    # ------------------------------------------------------------------ pod events
+
+    def add_pod(self, pod: Pod | Mapping[str, Any]) -> None:
+        """A pod appeared: assigned pods go to the cache, our pending pods to the queue.
+        Terminal pods are invisible, as they are to kube-scheduler's informers."""
+        pod = _as_pod(pod)
+        if not pod.metadata.namespace:  # built in code: the API server requires one
+            raise InvalidObjectError(
+                f"pod {pod.metadata.name}", "metadata.namespace", "Required value"
+            )
+        if is_terminal(pod):
+            return
+        if pod.spec.node_name:
+            self._add_assigned(pod)
+        elif self.responsible_for(pod):
+            if pod.uid in self._pending:
+                raise CacheError(f"pod {pod.key} is already pending")
+            other = self._lookup_pending(pod.metadata.namespace, pod.metadata.name)
+            if other is not None:
+                raise CacheError(
+                    f"pod {pod.key} (uid {pod.uid!r}) has the namespace/name of pending pod "
+                    f"{other.key} (uid {other.uid!r}): delete that one first"
+                )
+            self._pending[pod.uid] = pod
+            self._pending_keys[pod.key] = pod.uid
+            if self._track_workloads:
+                self.workload_manager.add_pod(pod)
+            self.queue.add(pod)
+            if pod.status.nominated_node_name:
+                self.queue.add_nominated_pod(PodInfo.of(pod), None)
+            if self._gang:
+                # A new pod may complete a gang that others wait for (GangScheduling).
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_UNSCHEDULED_POD_ADD, None, pod
+                )
+
+    def _add_assigned(self, pod: Pod) -> None:
+        if self._track_workloads:
+            self.workload_manager.add_pod(pod)
+        known = self._cached(pod)
+        if known is not None and not self.cache.is_assumed_pod(pod):
+            self.cache.update_pod(known, pod)
+            for ev in pod_scheduling_properties_change(pod, known):
+                self.queue.assigned_pod_updated(known, pod, ev)
+            return
+        self.cache.add_pod(pod)
+        self.queue.assigned_pod_added(pod)
+
+    def _cached(self, pod: Pod) -> Pod | None:
+        try:
+            return self.cache.get_pod(pod)
+        except (KeyError, CacheError):
+            return None
+
+    def update_pod(self, pod: Pod | Mapping[str, Any]) -> None:
+        """A new version of a pod (matched by UID); an unknown pod is added."""
+        pod = _as_pod(pod)
+        pending = self._pending.get(pod.uid)
+        if is_terminal(pod):
+            self.delete_pod(pod)
+            return
+        if pending is not None:
+            if pod.spec.node_name:
+                # Bound elsewhere (another scheduler or the host): leave the queue.
+                self._forget_pending(pending)
+                self._add_assigned(pod)
+                return
+            self._set_pending(pod, old=pending)
+            return
+        cached = self._cached(pod)
+        if cached is not None:
+            if self.cache.is_assumed_pod(pod):
+                return
+            self.cache.update_pod(cached, pod)
+            for ev in pod_scheduling_properties_change(pod, cached):
+                self.queue.assigned_pod_updated(cached, pod, ev)
+            return
+        self.add_pod(pod)
+
+    def _drop_pending(self, pod: Pod) -> None:
+        gone = self._pending.pop(pod.uid, None)
+        if gone is not None and self._pending_keys.get(gone.key) == gone.uid:
+            del self._pending_keys[gone.key]
+
+    def _set_pending(self, pod: Pod, old: Pod | None = None) -> None:
+        old = old if old is not None else self._pending.get(pod.uid)
+        self._pending[pod.uid] = pod
+        self.queue.update(old, pod)
+
+    def _forget_pending(self, pod: Pod) -> None:
+        self._drop_pending(pod)
+        self.workload_manager.delete_pod(pod)
+        self.queue.delete(pod)
+        for fwk in self.frameworks.values():
+            fwk.reject_waiting_pod(pod.uid)
+
+    def delete_pod(self, pod: Pod | Mapping[str, Any] | str) -> None:
+        """A pod is gone (by object, UID or namespace/name); an unknown pod is ignored."""
+        if not isinstance(pod, (Pod, str)):
+            pod = _as_pod(pod)
+        found = self._find_pod(pod)
+        if found is None:
+            return
+        pending = self._pending.get(found.uid)
+        if pending is not None and not pending.spec.node_name:
+            self._forget_pending(pending)
+            self.queue.move_all_to_active_or_backoff_queue(
+                EVENT_UNSCHEDULED_POD_DELETE, pending, None
+            )
+            return
+        cached = self._cached(found)
+        if cached is None:
+            return
+        for fwk in self.frameworks.values():
+            fwk.reject_waiting_pod(found.uid)
+        self._waiting.pop(found.uid, None)
+        self.workload_manager.delete_pod(cached)
+        self.cache.remove_pod(cached)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, cached, None)
+
+    def _find_pod(self, pod: Pod | str) -> Pod | None:
+        if isinstance(pod, Pod):
+            return pod
+        if pod in self._pending:
+            return self._pending[pod]
+        for p in self._pending.values():
+            if p.key == pod:
+                return p
+        for p in self._cached_pods():
+            if p.uid == pod or p.key == pod:
+                return p
+        return None
+
+    # ------------------------------------------------------------------ other objects
+
+    def add_object(self, obj: Any) -> None:
+        """Namespaces, PDBs, storage objects, services, controllers and Workloads plugins read.
+        A Workload's pod groups are immutable: changing them raises InvalidObjectError and
+        leaves the stored Workload as it was."""
+        if isinstance(obj, Workload):
+            prev = self.objects.get_object("Workload", ObjectStore.key_of(obj))
+            if isinstance(prev, Workload):
+                problem = validate_workload_update(obj, prev)
+                if problem is not None:
+                    field, _, msg = problem.partition(": ")
+                    raise InvalidObjectError(f"workload {obj.key}", field, msg)
+        old = self.objects.upsert(obj)
+        action = ActionType.Add if old is None else ActionType.Update
+        ev = object_event(obj.kind, action)
+        if ev is not None:
+            self.queue.move_all_to_active_or_backoff_queue(ev, old, obj)
+
+    update_object = add_object
+
+    def delete_object(self, obj: Any) -> None:
+        old = self.objects.delete(obj)
+        ev = object_event(obj.kind, ActionType.Delete)
+        if ev is not None and old is not None:
+            self.queue.move_all_to_active_or_backoff_queue(ev, old, None)
+
+    def apply(self, objects: Iterable[Any]) -> None:
+        """Add many objects of any kind: nodes first, then other objects, then pods."""
+        objs = list(objects)
+        for o in objs:
+            if isinstance(o, Node):
+                self.add_node(o)
+        for o in objs:
+            if not isinstance(o, (Node, Pod)):
+                self.add_object(o)
+        for o in objs:
+            if isinstance(o, Pod):
+                self.add_pod(o)
+
+    def _activate_from_plugin(self, pods: Any) -> None:
+        """Handle.Activate for plugins: pending pods by object (a mapping or an iterable)."""
+        items = pods.values() if isinstance(pods, Mapping) else pods
+        self.queue.activate([p for p in items if p.uid in self._pending])
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """Move pods to activeQ now, skipping their backoff (as podsToActivate does)."""
+        self.queue.activate(list(pods))

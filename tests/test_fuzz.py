@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 # celpy raises the recursion limit when imported: import it before hypothesis runs a test.
 import kschedlib.plugins.dynamicresources.cel  # noqa: F401
 from kschedlib import FakeClock, Node, Pod, Scheduler
-from kschedlib.api.objects import load_objects
+from kschedlib.api.loader import load_objects
 from kschedlib.config import load_config
 from kschedlib.errors import KSchedError
 from tests.builders import accounted

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -12,8 +13,14 @@ from kschedlib.api.loader import ignored_summary, load_objects
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 
-if TYPE_CHECKING:
-    from kschedlib.scheduler import Scheduler
+# The Scheduler lives layers above api/: kschedlib.scheduler registers its class here when
+# imported (importing kschedlib does), so Cluster.scheduler() needs no upward import.
+_scheduler_class: list[Callable[..., Any]] = []
+
+
+def register_scheduler_class(cls: Callable[..., Any]) -> None:
+    """Make ``Cluster.scheduler()`` build a ``cls(config, **kwargs)``."""
+    _scheduler_class[:] = [cls]
 
 
 @attrs.define(slots=True)
@@ -79,13 +86,11 @@ class Cluster:
             if _held(o)
         }
 
-    def scheduler(self, **kwargs: Any) -> Scheduler:
-        """A Scheduler with this cluster's configuration (unless ``config=`` is given) and
-        every object applied (OrderedReady StatefulSet pods included)."""
-        from kschedlib.scheduler import Scheduler
-
+    def scheduler(self, **kwargs: Any) -> Any:
+        """A :class:`kschedlib.Scheduler` with this cluster's configuration (unless
+        ``config=`` is given) and every object applied (OrderedReady StatefulSet pods included)."""
         config = kwargs.pop("config", self.config)
-        sched = Scheduler(config, **kwargs)
+        sched = _scheduler_class[0](config, **kwargs)
         sched.apply(self.objects)
         return sched
 

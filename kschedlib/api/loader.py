@@ -390,7 +390,7 @@ def _set_config(out: ObjectList, config: dict[str, Any], origin: str) -> None:
 
 
 def _add_scenario(doc: dict[str, Any], origin: str, out: ObjectList) -> None:
-    from kschedlib.conformance.scenario import Scenario
+    from kschedlib.api.scenario import Scenario
 
     try:
         sc = Scenario.from_dict(doc)

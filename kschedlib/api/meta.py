@@ -55,7 +55,8 @@ class KubeObject:
         would reject raises InvalidObjectError (``validate=False`` only checks types, for
         test tables ported from kube-scheduler's Go tests, which skip API validation)."""
         from kschedlib.api.clients import as_api_dict, find_snake_case_key
-        from kschedlib.api.codec import decode_object, object_label
+        from kschedlib.api.codec import object_label
+        from kschedlib.api.validation import decode_object
 
         # Client objects are converted; a snake_case dict (a client's to_dict()) is refused.
         if type(data) is not dict or find_snake_case_key(data) is not None:

@@ -72,9 +72,3 @@ def decode_any(doc: dict[str, Any]) -> Any:
     decoder = KINDS.get(kind) if isinstance(kind, str) else None
     return decoder(doc) if decoder is not None else doc
 
-
-def load_objects(*sources: Any) -> Any:
-    """See :func:`kschedlib.api.loader.load_objects` (kept here for older imports)."""
-    from kschedlib.api.loader import load_objects as _load
-
-    return _load(*sources)

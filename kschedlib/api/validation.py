@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
+from kschedlib.api.codec import FieldError, decode, object_label
 from kschedlib.api.quantity import Quantity
 from kschedlib.api.selectors import LabelSelector
+from kschedlib.errors import InvalidObjectError
+
+T = TypeVar("T")
 
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
@@ -321,3 +325,62 @@ def pod_info_parse_error(pod: Any) -> str | None:
                 errs.append(f"{label}: {err}")
                 break
     return _aggregate(errs) if errs else None
+
+
+# ------------------------------------------------------------------ decoding with validation
+
+
+def decode_object(cls: type[T], kind: str, data: Any, *, validate: bool = True) -> T:
+    """Decode a top-level Kubernetes object, turning field errors into InvalidObjectError.
+
+    A ``kind`` naming another kind is an error. With ``validate`` the object is then checked
+    as the API server would (every object: a name, valid labels; Pods and Nodes also
+    non-negative quantities, ports, priority, spread constraints, affinity selectors), and a
+    namespaced object without a namespace goes to "default" (as kubectl puts it).
+    """
+    want = _default_kind(cls)
+    if isinstance(data, dict) and want:
+        got = data.get("kind")
+        if got is not None and got != want:
+            raise InvalidObjectError(
+                object_label(kind, data), "kind", f'expected "{want}", got {got!r}'
+            )
+    try:
+        obj = decode(cls, data)
+    except FieldError as exc:
+        raise InvalidObjectError(object_label(kind, data), exc.path, exc.problem) from None
+    except RecursionError:
+        raise InvalidObjectError(
+            object_label(kind, data), "", "nested too deeply to decode"
+        ) from None
+    if not validate or not hasattr(obj, "metadata"):
+        return obj
+    if want in _NAMESPACED:
+        obj = default_namespace(obj)
+    if want == "Pod":
+        problems = pod_problems(obj)
+    elif want == "Node":
+        problems = node_problems(obj)
+    else:
+        problems = meta_problems(obj, namespaced=want in _NAMESPACED)
+    for problem in problems:
+        key = getattr(obj, "key", "")
+        label = f"{kind} {key}" if key else object_label(kind, data)
+        raise InvalidObjectError(label, problem.path, problem.problem)
+    return obj
+
+
+# Namespaced kinds: kubectl puts one read from a manifest without a namespace in "default".
+_NAMESPACED = frozenset({
+    "Pod", "PersistentVolumeClaim", "PodDisruptionBudget", "Service", "ReplicaSet",
+    "StatefulSet", "ReplicationController",
+})
+
+
+def _default_kind(cls: type) -> str:
+    """The ``kind`` an attrs object class defaults to ("" when it has none)."""
+    if not attrs.has(cls):
+        return ""
+    f = getattr(attrs.fields(cls), "kind", None)
+    default = getattr(f, "default", None)
+    return default if isinstance(default, str) else ""

@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from kschedlib.conformance.scenario import Scenario
+from kschedlib.api.scenario import Scenario
 from kschedlib.framework.handle import FakeClock
 from kschedlib.results import Outcome, SchedulingResult
 from kschedlib.scheduler import Scheduler

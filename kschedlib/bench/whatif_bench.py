@@ -10,8 +10,8 @@ import tracemalloc
 from typing import Any
 
 from kschedlib.api.pod import Pod
+from kschedlib.api.scenario import Scenario
 from kschedlib.bench.scheduling import peak_rss_mb
-from kschedlib.conformance.scenario import Scenario
 from kschedlib.framework.handle import FakeClock
 from kschedlib.scheduler import Scheduler
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kschedlib.api.pod import Pod
-from kschedlib.conformance.scenario import Scenario
+from kschedlib.api.scenario import Scenario
 
 
 def anti_affinity_spread_pods(apps: int, replicas: int) -> list[Pod]:

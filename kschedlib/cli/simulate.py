@@ -174,7 +174,7 @@ def report_text(sim: Simulation, out: TextIO) -> None:
             f"{_pct(row['cpuRequestedMilli'], row['cpuAllocatableMilli']):>8} "
             f"{_pct(row['memoryRequested'], row['memoryAllocatable']):>8}\n"
         )
-    from kschedlib.cli import dra_report
+    from kschedlib.report import dra as dra_report
 
     dra_report.write_text(sched.objects, sched.bound_pods(), out)
 
@@ -307,7 +307,7 @@ def report_json(sim: Simulation) -> dict[str, Any]:
          "victims": sorted(v.key for v in r.victims)}
         for r in sim.preemptions
     ]
-    from kschedlib.cli import dra_report
+    from kschedlib.report import dra as dra_report
 
     return {
         "pods": pods, "preemptions": preempted, "nodes": _utilization(sched),

@@ -10,8 +10,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from kschedlib.api.loader import load_objects
 from kschedlib.api.node import Node
-from kschedlib.api.objects import load_objects
 from kschedlib.api.pod import Pod
 from kschedlib.errors import KSchedError
 from kschedlib.framework.handle import FakeClock

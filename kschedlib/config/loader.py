@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 import yaml
 
@@ -22,7 +22,26 @@ from kschedlib.config.types import (
 )
 from kschedlib.errors import ConfigError, FieldIssue
 from kschedlib.features import FeatureGates
-from kschedlib.framework.registry import Registry
+
+
+class PluginArgsSpec(Protocol):
+    """What the loader reads of a registered plugin (a ``framework.registry.PluginSpec``)."""
+
+    @property
+    def args_type(self) -> type | None: ...
+
+
+PluginArgsRegistry = Mapping[str, PluginArgsSpec]
+"""Plugins by name, as the loader reads them: a ``kschedlib.framework.Registry`` fits."""
+
+# The in-tree registry lives in plugins/, above config/: kschedlib.plugins.registry sets the
+# default here when imported (importing kschedlib does).
+_default_registry: list[Callable[[], PluginArgsRegistry]] = []
+
+
+def set_default_registry(factory: Callable[[], PluginArgsRegistry]) -> None:
+    """Make ``factory()`` the registry ``load_config`` validates against when given none."""
+    _default_registry[:] = [factory]
 
 _NO_CODE = (lambda: None).__code__
 
@@ -103,7 +122,7 @@ def _decode_plugins(raw: Any, path: str) -> Plugins:
 
 
 def _decode_args(
-    registry: Registry,
+    registry: PluginArgsRegistry,
     name: str,
     raw: Any,
     path: str,
@@ -146,7 +165,7 @@ def _int_field(raw: Mapping[str, Any], key: str, path: str, errors: list[str]) -
 
 def load_config(
     source: ConfigSource = None,
-    registry: Registry | None = None,
+    registry: PluginArgsRegistry | None = None,
     feature_gates: FeatureGates | None = None,
 ) -> KubeSchedulerConfiguration:
     """Parse, default (as v1.35 does with ``feature_gates``) and validate a configuration;
@@ -157,9 +176,7 @@ def load_config(
     if isinstance(source, KubeSchedulerConfiguration):
         return source
     if registry is None:
-        from kschedlib.plugins.registry import in_tree_registry
-
-        registry = in_tree_registry()
+        registry = _default_registry[0]()
     raw: Mapping[str, Any]
     if source is None:
         raw = {}
@@ -267,7 +284,7 @@ def load_config(
 
 
 def _validate_profile(
-    profile: Profile, path: str, registry: Registry, custom: Plugins | None
+    profile: Profile, path: str, registry: PluginArgsRegistry, custom: Plugins | None
 ) -> list[str]:
     errors: list[str] = []
     if not profile.scheduler_name:

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from kschedlib.conformance.scenario import Scenario
+from kschedlib.api.scenario import Scenario
 from kschedlib.conformance.session import ScenarioSession
 
 FIELDS = (

@@ -8,7 +8,7 @@ from typing import Any
 from kschedlib.api.codec import encode
 from kschedlib.api.pod import Pod
 from kschedlib.api.resource_v1 import EXTENDED_RESOURCE_CLAIM_ANNOTATION, ResourceClaim
-from kschedlib.conformance.scenario import Scenario
+from kschedlib.api.scenario import Scenario
 from kschedlib.framework.handle import FakeClock
 from kschedlib.framework.status import Code
 from kschedlib.plugins.dynamicresources import extended_resource_claim, pod_claims

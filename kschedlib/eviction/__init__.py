@@ -44,6 +44,7 @@ from kschedlib.eviction.taints import (
     with_default_tolerations,
     with_lifecycle_taints,
 )
+from kschedlib.scheduler import register_tool
 
 __all__ = [
     "DEFAULT_EVICTION_HARD",
@@ -80,3 +81,5 @@ __all__ = [
     "with_default_tolerations",
     "with_lifecycle_taints",
 ]
+
+register_tool("eviction", Evictions)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 
+from kschedlib.config.loader import set_default_registry
 from kschedlib.framework.registry import Registry
 
 IN_TREE_PACKAGES = (
@@ -44,3 +45,6 @@ def _specs() -> Registry:
 def in_tree_registry() -> Registry:
     """A fresh Registry holding every default plugin (safe to extend)."""
     return Registry(_specs())
+
+
+set_default_registry(in_tree_registry)

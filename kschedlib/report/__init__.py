@@ -75,7 +75,7 @@ class Report:
         return dict(self.data["summary"])
 
     def to_html(self) -> str:
-        from kschedlib import __version__
+        from kschedlib.version import __version__
 
         payload = json.dumps(self.data, separators=(",", ":"), ensure_ascii=False)
         # Nothing in the data may close the script element or open a comment in it.

@@ -274,7 +274,7 @@ def build_report_data(
     devices = _device_rows(claim_objs)
     device_use: list[Any] = []
     if objects is not None and devices:
-        from kschedlib.cli.dra_report import device_utilization
+        from kschedlib.report.dra import device_utilization
 
         device_use = device_utilization(objects)
 

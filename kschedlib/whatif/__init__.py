@@ -3,8 +3,13 @@ cluster without changing it (can_schedule, capacity, simulate_drain, removable_n
 
 from __future__ import annotations
 
-from kschedlib.whatif.fork import Transaction, TransactionError
-from kschedlib.whatif.reports import (
+from kschedlib.fork import Transaction, TransactionError
+from kschedlib.scheduler import register_tool
+from kschedlib.whatif.capacity import capacity
+from kschedlib.whatif.drain import removable_nodes, simulate_drain
+from kschedlib.whatif.nodes import add_nodes_like
+from kschedlib.whatif.questions import can_schedule
+from kschedlib.whatif_reports import (
     CapacityReport,
     DrainReport,
     PodDrainResult,
@@ -23,3 +28,9 @@ __all__ = [
     "TransactionError",
     "Verdict",
 ]
+
+register_tool("can_schedule", can_schedule)
+register_tool("capacity", capacity)
+register_tool("simulate_drain", simulate_drain)
+register_tool("removable_nodes", removable_nodes)
+register_tool("add_nodes_like", add_nodes_like)

@@ -38,7 +38,7 @@ from kschedlib.framework.types import PodInfo
 from kschedlib.plugins.registry import in_tree_registry
 from kschedlib.results import Outcome
 from kschedlib.schedule_one import num_feasible_nodes_to_find
-from kschedlib.whatif.reports import CapacityReport
+from kschedlib.whatif_reports import CapacityReport
 
 if TYPE_CHECKING:
     from kschedlib.scheduler import Scheduler

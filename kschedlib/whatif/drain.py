@@ -25,7 +25,7 @@ from kschedlib.api.selectors import selector_from
 from kschedlib.api.workloads import PodDisruptionBudget
 from kschedlib.errors import CacheError
 from kschedlib.results import Outcome
-from kschedlib.whatif.reports import (
+from kschedlib.whatif_reports import (
     DrainReport,
     PodDrainResult,
     RemovableNode,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from kschedlib.api.pod import Pod, is_terminal
 from kschedlib.errors import InvalidObjectError
 from kschedlib.results import Outcome
-from kschedlib.whatif.reports import Verdict
+from kschedlib.whatif_reports import Verdict
 
 if TYPE_CHECKING:
     from kschedlib.scheduler import Scheduler

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kschedlib import Node, Pod
-from kschedlib.api.objects import load_objects
+from kschedlib.api.loader import load_objects
 from kschedlib.cli.simulate import main as simulate_main
 from kschedlib.errors import InvalidObjectError
 from tests.builders import new_scheduler, node_dict, pod_dict

@@ -11,7 +11,6 @@ import attrs
 from kschedlib.api.node import Node, Taint
 from kschedlib.api.pod import Pod, Toleration
 from kschedlib.api.taints import find_untolerated_taint, tolerates
-from kschedlib.features import features_of
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import (
     ActionType,
@@ -21,7 +20,6 @@ from kschedlib.framework.events import (
     QueueingHint,
 )
 from kschedlib.framework.interface import MAX_NODE_SCORE, NodeScore
-from kschedlib.framework.registry import PluginSpec
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.helper import default_normalize_score, default_normalize_values
@@ -195,14 +193,3 @@ def is_schedulable_after_pod_toleration_change(
         raise TypeError(f"expected Pod, got {type(new_obj).__name__}")
     return QueueingHint.Queue if new_obj.uid == pod.uid else QueueingHint.QueueSkip
 
-
-def new(args: Any, handle: Any) -> TaintToleration:
-    """Factory: the comparison-operator variant when the handle's gate is on."""
-    if features_of(handle).enable_taint_toleration_comparison_operators:
-        from kschedlib.plugins.tainttoleration.comparison import ComparisonTaintToleration
-
-        return ComparisonTaintToleration()
-    return TaintToleration()
-
-
-PLUGINS: tuple[PluginSpec, ...] = (PluginSpec(NAME, new),)

@@ -1,0 +1,361 @@
+"""Result reuse for the framework runtime: what a Framework stores per pod signature and per
+NodeInfo generation so that unchanged inputs are not recomputed (each checked against
+recomputation by the tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from operator import add, attrgetter
+from typing import Any
+
+from kschedlib.api.pod import Pod, pod_priority
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    SharedLister,
+)
+from kschedlib.framework.node_local_cache import (
+    NodeLocalCache,
+    local_fragment,
+    node_local_fragments,
+)
+from kschedlib.framework.status import Code, Status, from_exception
+from kschedlib.framework.types import NodeInfo
+
+
+class ResultReuse:
+    """The Framework's reuse of results that provably did not change: pod signatures,
+    verdicts and scores stored per NodeInfo generation, the cycle's nominated-pod keys."""
+
+    # Set by Framework.__init__.
+    plugins: dict[str, Any]
+    node_local_cache: NodeLocalCache | None
+    nominator: Any
+    score_weights: dict[str, int]
+    pre_filter_plugins: list[Any]
+    filter_plugins: list[Any]
+    pre_score_plugins: list[Any]
+    score_plugins: list[Any]
+
+    # Defined by the Framework (runtime.py).
+
+    def snapshot_shared_lister(self) -> SharedLister:
+        raise NotImplementedError
+
+    def _score_one_plugin(
+        self,
+        pl: Any,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        breakdown: Any,
+        stored: list[int] | None = None,
+    ) -> list[int] | Status:
+        raise NotImplementedError
+
+    # --- SignPod ------------------------------------------------------------------------
+
+    def sign_pod(self, pod: Pod) -> tuple[Any, ...] | None:
+        """SignPod: the pod's signature from the fragments every enabled PreFilter, Filter,
+        PreScore and Score plugin returns, or None (unsignable) when one of them does not sign
+        it (no ``sign_pod`` method, or it returned None). Pods with equal signatures get equal
+        results from these plugins on equal nodes."""
+        fragments: list[tuple[str, Any]] = [("Spec.SchedulerName", pod.spec.scheduler_name)]
+        seen: set[str] = set()
+        for point in (self.pre_filter_plugins, self.filter_plugins, self.pre_score_plugins,
+                      self.score_plugins):
+            for pl in point:
+                name = pl.name
+                if name in seen:
+                    continue
+                seen.add(name)
+                sign = getattr(pl, "sign_pod", None)
+                if sign is None:
+                    return None
+                fragment = sign(pod)
+                if fragment is None:
+                    return None
+                fragments.append((name, fragment))
+        return tuple(fragments)
+
+    def node_local_filter_table(
+        self, pod: Pod, filters: Sequence[tuple[str, Any]]
+    ) -> tuple[int, dict[int, Status | None] | None]:
+        """How many leading ``filters`` are node-local and sign ``pod``, and the table of
+        their stored combined verdicts per NodeInfo generation (None when there is nothing
+        to store)."""
+        cache = self.node_local_cache
+        if cache is None or not filters:
+            return 0, None
+        plugins = self.plugins
+        frags = node_local_fragments([plugins[name] for name, _ in filters], pod)
+        if not frags:
+            return 0, None
+        return len(frags), cache.generation_table(("filter", tuple(frags)), self._live_generations)
+
+    def nominated_filter_table(
+        self, state: CycleState, pod: Pod, filters: Sequence[tuple[str, Any]]
+    ) -> dict[int, Any] | None:
+        """A table of two-pass verdicts (filters with the nominated pods, then without) per
+        NodeInfo generation, each stored with the nominated pods it counted: only when every
+        filter is node-local and signs ``pod`` and no PreFilter extension runs, so the verdict
+        depends on nothing else. None otherwise."""
+        cache = self.node_local_cache
+        if cache is None or not filters:
+            return None
+        if self.runs_pre_filter_extensions(state):
+            return None
+        plugins = self.plugins
+        frags = node_local_fragments([plugins[name] for name, _ in filters], pod)
+        if len(frags) != len(filters):
+            return None
+        return cache.generation_table(("nominated", tuple(frags)), self._live_generations)
+
+    def runs_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether a PreFilter plugin running this cycle has AddPod/RemovePod extensions (whose
+        state changes a stored verdict could not see)."""
+        skip = state.skip_filter_plugins
+        return any(
+            pl.name not in skip and pl.pre_filter_extensions() is not None
+            for pl in self.pre_filter_plugins
+        )
+
+    def nominated_filter_keyer(
+        self, state: CycleState, pod: Pod
+    ) -> Callable[[str], tuple[tuple[Pod, bool], ...]]:
+        """node name -> the pods the two-pass check adds there for ``pod``: those nominated
+        with at least its priority (itself excluded), with whether pod-level resources count
+        for them. One per cycle, kept in ``state`` so that preemption's dry run in the same
+        cycle reuses its answers."""
+        keyer: Callable[[str], tuple[tuple[Pod, bool], ...]] | None = state.get(
+            NOMINATED_KEYS_STATE
+        )
+        if keyer is not None:
+            return keyer
+        prio = pod_priority(pod)
+        uid = pod.uid
+        fast = getattr(self.nominator, "nominated_filter_keys", None)
+        if fast is not None:
+            keyer = fast(prio, uid)
+        else:  # any nominator: its PodInfo copies
+            copies = self.nominator.nominated_pods_for_node
+
+            def keyer(node_name: str) -> tuple[tuple[Pod, bool], ...]:
+                return tuple(
+                    (pi.pod, pi.pod_level) for pi in copies(node_name)
+                    if pi.pod.uid != uid and (pi.pod.spec.priority or 0) >= prio
+                )
+
+        assert keyer is not None
+        state.write(NOMINATED_KEYS_STATE, keyer)
+        return keyer
+
+    def _live_generations(self) -> set[int]:
+        return {ni.generation for ni in self.snapshot_shared_lister().node_infos().list()}
+
+    def _score_totals_folded(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None] | None:
+        """run_score_plugins_totals with the node-local plugins that sign ``pod`` stored per
+        NodeInfo generation: their weighted sum (plugins without NormalizeScore) and raw scores
+        (plugins with one) are computed once per NodeInfo content. None when there is nothing
+        to store, or when a stored plugin fails or scores out of range (the general path then
+        runs and reports it as usual)."""
+        skip = state.skip_score_plugins
+        weights = self.score_weights
+        folded: list[Any] = []
+        normalized: list[Any] = []
+        others: list[Any] = []
+        frags: list[tuple[str, Any]] = []
+        for pl in self.score_plugins:
+            name = pl.name
+            if name in skip:
+                continue
+            fragment = local_fragment(pl, pod)
+            if fragment is not None:
+                frags.append((name, fragment))
+                (folded if pl.score_extensions() is None else normalized).append(pl)
+                continue
+            others.append(pl)
+        if not frags:
+            return None
+        cache = self.node_local_cache
+        assert cache is not None
+        key = tuple(frags)
+        table = cache.generation_table(("totals", key), self._live_generations)
+        # Raw scores of the plugins with NormalizeScore, stored only where one is not zero.
+        side = cache.generation_table(("totals-raw", key), self._live_generations)
+        get = table.get
+        totals: list[Any] = [get(ni.generation) for ni in nodes]
+        if None in totals:
+            missing = [i for i, r in enumerate(totals) if r is None]
+            miss_nodes = [nodes[i] for i in missing]
+            columns: list[list[int]] = []
+            for pl in (*folded, *normalized):
+                vals = self._raw_scores_or_none(pl, state, pod, miss_nodes)
+                if vals is None:
+                    return None
+                columns.append(vals)
+            weighted = [weights[pl.name] for pl in folded]
+            nf = len(folded)
+            for j, i in enumerate(missing):
+                raw = [col[j] for col in columns]
+                partial = sum(w * v for w, v in zip(weighted, raw[:nf], strict=True))
+                totals[i] = partial
+                gen = nodes[i].generation
+                table[gen] = partial
+                if any(raw[nf:]):
+                    side[gen] = tuple(raw[nf:])
+        offset = 0
+        if normalized:
+            zero = (0,) * len(normalized)
+            rows = [side.get(ni.generation, zero) for ni in nodes] if side else None
+            for k, pl in enumerate(normalized):
+                vals = [r[k] for r in rows] if rows is not None else [0] * len(nodes)
+                out = self._score_one_plugin(pl, state, pod, nodes, None, vals)
+                c, st = self._add_weighted(pl.name, out, totals)
+                if st is not None:
+                    return [], st
+                offset += c
+        for pl in others:
+            try:
+                out = self._score_one_plugin(pl, state, pod, nodes, None)
+            except Exception as exc:
+                out = from_exception(exc, pl.name)
+            c, st = self._add_weighted(pl.name, out, totals)
+            if st is not None:
+                return [], st
+            offset += c
+        if offset:
+            totals = [t + offset for t in totals]
+        return totals, None
+
+    def _raw_scores_or_none(
+        self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> list[int] | None:
+        """A node-local plugin's raw scores, or None when it fails or gives a value the
+        general path would reject."""
+        vals, st = _plugin_raw_scores(pl, state, pod, nodes)
+        if st is not None and st.code != Code.Success:
+            return None
+        if len(vals) != len(nodes):
+            return None
+        if pl.score_extensions() is None and _out_of_range(pl.name, vals) is not None:
+            return None
+        return list(vals)
+
+    def _add_weighted(
+        self, name: str, out: list[int] | Status, totals: list[int]
+    ) -> tuple[int, Status | None]:
+        """Add one plugin's normalized scores, weighted, to ``totals`` (in place), or give the
+        error status _score would give for them. A score equal on every node is returned
+        (weighted) instead, for the caller to add once."""
+        if isinstance(out, Status):
+            return 0, out
+        n = len(totals)
+        w = self.score_weights[name]
+        if n and len(out) == n and out.count(out[0]) == n:  # one score for every node
+            c = out[0]
+            if MIN_NODE_SCORE <= c <= MAX_NODE_SCORE:
+                return c * w, None
+        bad = _out_of_range(name, out)
+        if bad is not None:
+            return 0, bad
+        if len(out) != n:
+            return 0, _wrong_count(name, len(out), n)
+        if w == 1:
+            totals[:] = map(add, totals, out)
+        else:
+            totals[:] = [t + v * w for t, v in zip(totals, out, strict=True)]
+        return 0, None
+
+    def _node_local_raw_scores(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugins: Sequence[Any]
+    ) -> tuple[dict[str, list[int]], Status | None]:
+        """Raw scores of the node-local plugins that sign ``pod``, per plugin, from the
+        stored ones where the NodeInfo is unchanged and computed (and stored) elsewhere."""
+        assert self.node_local_cache is not None
+        frags: list[tuple[str, Any]] = []
+        cached: list[Any] = []
+        for pl in plugins:
+            fragment = local_fragment(pl, pod)
+            if fragment is not None:
+                frags.append((pl.name, fragment))
+                cached.append(pl)
+        if not cached:
+            return {}, None
+        table = self.node_local_cache.table(("score", tuple(frags)))
+        get = table.get
+        rows: list[Any] = [None] * len(nodes)
+        missing: list[int] = []
+        for i, ni in enumerate(nodes):
+            e = get(ni.name)
+            if e is not None and e[0] == ni.generation:
+                rows[i] = e[1]
+            else:
+                missing.append(i)
+        if missing:
+            miss_nodes = [nodes[i] for i in missing]
+            columns: list[list[int]] = []
+            for pl in cached:
+                vals, st = _plugin_raw_scores(pl, state, pod, miss_nodes)
+                if st is not None and st.code != Code.Success:
+                    return {}, Status.error(
+                        f'running Score plugins: plugin "{pl.name}" failed with: '
+                        f"{st.message()}",
+                        pl.name,
+                    )
+                columns.append(vals)
+            for j, i in enumerate(missing):
+                row = tuple(col[j] for col in columns)
+                rows[i] = row
+                ni = nodes[i]
+                table[ni.name] = (ni.generation, row)
+        return {pl.name: [r[k] for r in rows] for k, pl in enumerate(cached)}, None
+
+
+def _out_of_range(name: str, vals: Sequence[int]) -> Status | None:
+    """The error _score gives when a plugin's (normalized) scores leave [0, 100]."""
+    if vals and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE):
+        bad = next(v for v in vals if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
+        return Status.error(
+            f'applying score defaultWeights on Score plugins: plugin "{name}" '
+            f"returns an invalid score {bad}, it should in the range of "
+            f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+        )
+    return None
+
+
+def _wrong_count(name: str, got: int, want: int) -> Status:
+    return Status.error(
+        f'running Score plugins: plugin "{name}" returned {got} scores for {want} nodes'
+    )
+
+
+def _plugin_raw_scores(
+    pl: Any, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+) -> tuple[list[int], Status | None]:
+    """One plugin's raw scores on ``nodes`` (its batch ``score_nodes`` when it has one), or
+    the failing status (a raising plugin counts as its error status)."""
+    batch = getattr(pl, "score_nodes", None)
+    try:
+        if batch is not None:
+            vals, st = batch(state, pod, nodes)
+            return vals, st
+        vals = []
+        for ni in nodes:
+            score, st = pl.score(state, pod, ni)
+            if st is not None and st.code != Code.Success:
+                return vals, st
+            vals.append(score)
+        return vals, None
+    except Exception as exc:
+        return [], from_exception(exc, pl.name)
+
+
+NOMINATED_KEYS_STATE = "kschedlib/nominated-pod-keys"
+"""CycleState key of the cycle's nominated-pod key function (see nominated_filter_keyer)."""
+
+_NAME = attrgetter("name")
+_GEN = attrgetter("generation")
