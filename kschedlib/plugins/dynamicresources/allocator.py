@@ -1,6 +1,8 @@
-"""The structured allocator of k8s.io/dynamic-resource-allocation (v1.35, the implementation
-selected for the default feature set: AdminAccess and PrioritizedList on, the alpha features
-off): which devices a node can give to a pod's claims.
+"""The structured allocator of k8s.io/dynamic-resource-allocation (v1.35): which devices a
+node can give to a pod's claims. With the default feature set it is the "stable" variant;
+with any alpha feature on (``Features.experimental``) it also checks shared counters
+(partitionable devices), per-device node selection, device taints, consumable capacity of
+``allowMultipleAllocations`` devices and binding conditions, as the "experimental" one does.
 
 Search order, as in Go: claims in pod order, requests in claim order (a request with
 ``firstAvailable`` tries its subrequests in order), then for each device needed the pools
