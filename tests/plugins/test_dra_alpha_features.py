@@ -318,3 +318,26 @@ def test_claim_hint_rejects_other_objects() -> None:
     plugin = DynamicResources(_Handle())
     with pytest.raises(TypeError, match="expected ResourceClaim, got dict"):
         plugin.is_schedulable_after_claim_change(_pod("p", {}), None, {"metadata": {}})
+
+
+def test_class_configs_once_per_class_with_all_its_requests() -> None:
+    dc = DeviceClass.from_dict({"metadata": {"name": "gpu"}, "spec": {
+        "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
+        "config": [{"opaque": {"driver": DRIVER, "parameters": {"a": 1}}}]}})
+    claim = ResourceClaim.from_dict({
+        "metadata": {"name": "c", "namespace": "ns", "uid": "c"},
+        "spec": {"devices": {
+            "requests": [_req("a"), _req("b")],
+            "config": [{"requests": ["a", "b"], "opaque": {"driver": DRIVER, "parameters": {}}}],
+        }},
+    })
+    a = Allocator(Features(), set(), {"gpu": dc}.get, SliceIndex([_slice(
+        [{"name": "g0"}, {"name": "g1"}])], Features()), SelectorCache())
+    got = a.allocate(NODE, [claim])
+    assert got is not None
+    configs = got[0].devices.config
+    assert [(c.source, c.requests) for c in configs] == [
+        ("FromClass", ("a", "b")),
+        # v1.35 writes a claim config once per request it names.
+        ("FromClaim", ("a", "b")), ("FromClaim", ("a", "b")),
+    ]

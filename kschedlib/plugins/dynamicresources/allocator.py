@@ -1188,23 +1188,44 @@ class _Run:
     def _config(
         claim: ResourceClaim, results: list[_Result]
     ) -> tuple[DeviceAllocationConfiguration, ...]:
-        """Class configs of the chosen (sub)requests' classes, then the claim's configs that
-        apply to all requests or name a request or a chosen subrequest."""
-        out: list[DeviceAllocationConfiguration] = []
-        seen: dict[str, _Req] = {}
+        """The configs of the chosen (sub)requests' classes, once per class with every
+        request using the class, then the claim's configs: those for all requests, and the
+        others once per request (or chosen subrequest) they name, as v1.35 writes them."""
+        chosen: dict[str, _Req] = {}
         for r in results:
-            seen.setdefault(r.req.full_name, r.req)
-        for name, req in seen.items():
-            dc = req.device_class
-            if dc is None:
+            chosen.setdefault(r.req.base_name, r.req)
+        class_configs: list[tuple[list[str], Any]] = []
+        by_class: dict[str, list[list[str]]] = {}
+        for request in claim.spec.devices.requests:
+            req = chosen.get(request.name)
+            if req is None or req.device_class is None:
                 continue
+            dc = req.device_class
+            lists = by_class.get(dc.metadata.name)
+            if lists is not None:
+                for names in lists:
+                    names.append(req.full_name)
+                continue
+            lists = []
             for c in dc.spec.config:
+                names = [req.full_name]
+                lists.append(names)
+                class_configs.append((names, c.opaque))
+            by_class[dc.metadata.name] = lists
+        out = [
+            DeviceAllocationConfiguration(source="FromClass", requests=tuple(names), opaque=op)
+            for names, op in class_configs
+        ]
+        for cc in claim.spec.devices.config:
+            if not cc.requests:
                 out.append(DeviceAllocationConfiguration(
-                    source="FromClass", requests=(name,), opaque=c.opaque))
-        if claim.spec.devices.config:
-            names = set(seen) | {req.base_name for req in seen.values()}
-            for cc in claim.spec.devices.config:
-                if not cc.requests or any(n in names for n in cc.requests):
+                    source="FromClaim", requests=cc.requests, opaque=cc.opaque))
+                continue
+            for request in claim.spec.devices.requests:
+                req = chosen.get(request.name)
+                if request.name in cc.requests or (
+                    req is not None and req.parent and req.full_name in cc.requests
+                ):
                     out.append(DeviceAllocationConfiguration(
                         source="FromClaim", requests=cc.requests, opaque=cc.opaque))
         return tuple(out)
