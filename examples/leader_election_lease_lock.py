@@ -125,12 +125,19 @@ class LeaseLock:
         return spec_to_record(lease.get("spec") or {}), lease["metadata"]["resourceVersion"]
 
 
-def main() -> None:
+def main() -> int:
     logging.basicConfig(level=logging.INFO)
     try:
         config.load_incluster_config()
     except config.ConfigException:
-        config.load_kube_config()
+        try:
+            config.load_kube_config()
+        except (config.ConfigException, OSError) as exc:
+            sys.stderr.write(
+                f"leader_election_lease_lock: no cluster to talk to (not in a pod, and no "
+                f"usable kubeconfig: {exc}); set KUBECONFIG or run it in a cluster\n"
+            )
+            return 2
 
     identity = f"{socket.gethostname()}_{uuid.uuid4()}"  # kube-scheduler's identity shape
     lock = LeaseLock(client.CoordinationV1Api(), "kube-system", "my-scheduler", identity)
@@ -161,7 +168,8 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     elector.run(stop)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -13,11 +13,12 @@ import itertools
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from decimal import ROUND_HALF_EVEN, Decimal
 
 __all__ = ["FakeClock", "RealClock"]
 
-_Waiter = tuple[float, int, "asyncio.Future[None]"]
-_Timer = tuple[float, int, Callable[[], object]]
+_Waiter = tuple[int, int, "asyncio.Future[None]"]
+_Timer = tuple[int, int, Callable[[], object]]
 
 
 class RealClock:
@@ -35,9 +36,23 @@ class RealClock:
         time.sleep(max(0.0, seconds))
 
 
+_NS = 1_000_000_000
+
+
+def to_ns(seconds: float | int | Decimal) -> int:
+    """Seconds as integer nanoseconds, read as the decimal the number prints as (so 0.3 is
+    exactly 300000000 ns and 1700000001.3 exactly 1700000001300000000)."""
+    if isinstance(seconds, int):
+        return seconds * _NS
+    d = seconds if isinstance(seconds, Decimal) else Decimal(repr(float(seconds)))
+    return int((d * _NS).to_integral_value(ROUND_HALF_EVEN))
+
+
 class FakeClock:
     """Virtual time that moves only when told to: for tests and simulations.
 
+    Time is kept as integer nanoseconds (as Go's clock keeps it), so 0.3 + 0.3 + 0.3 + 1.1 s
+    is exactly 2 s; the API speaks seconds (``now()`` is a float, ``now_ns()`` the integer).
     ``now()`` starts at ``start`` (Unix seconds); ``wall_time()`` is ``wall_epoch`` plus the
     time elapsed since ``start`` (by default the UTC date of ``now()``). ``advance``/``sleep``/
     ``set`` move time forward and fire timers due on the way (``call_at``/``call_later``).
@@ -45,8 +60,8 @@ class FakeClock:
     order once the event loop has settled, so several leader electors can share one clock.
     """
 
-    __slots__ = ("_driver", "_now", "_seq", "_timers", "_waiters", "settle_yields", "start",
-                 "wall_epoch")
+    __slots__ = ("_driver", "_now", "_seq", "_start_ns", "_timers", "_waiters", "settle_yields",
+                 "start", "wall_epoch")
 
     def __init__(
         self,
@@ -54,70 +69,80 @@ class FakeClock:
         wall_epoch: datetime | None = None,
         settle_yields: int = 20,
     ) -> None:
-        self.start = float(start)
+        self._start_ns = to_ns(start)
+        self.start = self._start_ns / _NS
         self.wall_epoch = (
             wall_epoch if wall_epoch is not None else datetime.fromtimestamp(self.start, timezone.utc)
         )
         self.settle_yields = settle_yields
-        self._now = self.start
+        self._now = self._start_ns  # integer nanoseconds
         self._seq = itertools.count()
         self._timers: list[_Timer] = []
         self._waiters: list[_Waiter] = []
         self._driver: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
-        return f"FakeClock(now={self._now!r})"
+        return f"FakeClock(now={self.now()!r})"
 
     def now(self) -> float:
+        return self._now / _NS
+
+    def now_ns(self) -> int:
+        """The time in integer nanoseconds since the Unix epoch."""
         return self._now
 
     def clone(self) -> FakeClock:
         """An independent clock at the same time, with no timers (for forks)."""
         c = FakeClock(self.start, self.wall_epoch, self.settle_yields)
+        c._start_ns = self._start_ns
         c._now = self._now
         return c
 
     def wall_time(self) -> datetime:
-        return self.wall_epoch + timedelta(seconds=self._now - self.start)
+        return self.wall_epoch + timedelta(microseconds=(self._now - self._start_ns) // 1000)
 
     def call_at(self, when: float, callback: Callable[[], object]) -> None:
         """Run ``callback`` when virtual time reaches ``when`` (FIFO among equal times)."""
-        heapq.heappush(self._timers, (when, next(self._seq), callback))
+        heapq.heappush(self._timers, (to_ns(when), next(self._seq), callback))
 
     def call_later(self, delay: float, callback: Callable[[], object]) -> None:
         """Run ``callback`` ``delay`` seconds of virtual time from now."""
-        self.call_at(self._now + delay, callback)
+        heapq.heappush(self._timers, (self._now + to_ns(delay), next(self._seq), callback))
+
+    def _advance_to_ns(self, when: int) -> None:
+        while self._timers and self._timers[0][0] <= when:
+            due, _, callback = heapq.heappop(self._timers)
+            self._now = max(self._now, due)
+            callback()
+        self._now = max(self._now, when)
 
     def advance_to(self, when: float) -> None:
         """Move time to ``when`` (never backwards), firing due timers at their own times."""
-        while self._timers and self._timers[0][0] <= when:
-            due, _, callback = heapq.heappop(self._timers)
-            self._now = max(self._now, float(due))
-            callback()
-        self._now = max(self._now, float(when))
+        self._advance_to_ns(to_ns(when))
 
     def advance(self, seconds: float) -> None:
         """Move time forward by ``seconds`` (ValueError if negative)."""
         if seconds < 0:
             raise ValueError("cannot move a clock backwards")
-        self.advance_to(self._now + seconds)
+        self._advance_to_ns(self._now + to_ns(seconds))
 
     def set(self, t: float) -> None:
         """Set the time; setting it back is allowed (tests of clock skew) and fires nothing."""
-        if t >= self._now:
-            self.advance_to(t)
+        ns = to_ns(t)
+        if ns >= self._now:
+            self._advance_to_ns(ns)
         else:
-            self._now = float(t)
+            self._now = ns
 
     def sleep(self, seconds: float) -> None:
         """Synchronous sleep in virtual time (single-threaded simulations)."""
-        self.advance_to(self._now + max(0.0, seconds))
+        self._advance_to_ns(self._now + to_ns(max(0.0, seconds)))
 
     async def async_sleep(self, seconds: float) -> None:
         """Suspend the calling task until virtual time has advanced by ``seconds``."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
-        heapq.heappush(self._waiters, (self._now + max(seconds, 0.0), next(self._seq), fut))
+        heapq.heappush(self._waiters, (self._now + to_ns(max(seconds, 0.0)), next(self._seq), fut))
         if self._driver is None or self._driver.done():
             self._driver = loop.create_task(self._drive())
         await fut
@@ -131,5 +156,5 @@ class FakeClock:
             if not self._waiters:
                 return
             when, _, fut = heapq.heappop(self._waiters)
-            self.advance_to(when)
+            self._advance_to_ns(when)
             fut.set_result(None)

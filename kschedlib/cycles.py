@@ -294,7 +294,36 @@ class SchedulingCycles(SchedulerBase):
         self.events.append(Event("Normal", "Scheduled", assumed.key, msg, self.clock.now()))
         fwk.run_post_bind_plugins(state, assumed, host)
         self.metrics.observe_attempt("scheduled", time.perf_counter() - start)
+        successor = self._held.pop(assumed.key, None)
+        if successor is not None:
+            self.add_pod(successor)
         return SchedulingResult(bound, Outcome.Scheduled, host, msg, None, (), pb.explanation)
+
+    def _binding_refused(self, pod: Pod, node: str, exc: Exception) -> None:
+        """A binding made inside a transaction that the host's binder refused at commit: a
+        bind failure, as outside a transaction: the pod leaves the node, is pending again
+        and retried after backoff, and pods that did not fit may fit now. (What Reserve and
+        PreBind wrote for it, a claim's allocation say, stays: its cycle ended long ago.)"""
+        cached = self._cached(pod)
+        fwk = self.framework_for(pod)
+        if cached is None or cached.spec.node_name != node or fwk is None:
+            return  # deleted or moved meanwhile
+        start = time.perf_counter()
+        self.workload_manager.delete_pod(cached)
+        self.cache.remove_pod(cached)
+        pending = cached.with_node_name("")
+        if pending.status.nominated_node_name:
+            pending = pending.with_nominated_node_name("")
+        self._pending[pending.uid] = pending
+        self._pending_keys[pending.key] = pending.uid
+        if self._track_workloads:
+            self.workload_manager.add_pod(pending)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, cached, None)
+        qpi = self.queue.new_queued_pod_info(pending)
+        qpi.attempts = 1
+        msg = f'running Bind plugin "DefaultBinder": {from_exception(exc).message()}'
+        self._fail(fwk, qpi, Status.error(msg), CLEAR_NOMINATED_NODE, None, start, msg,
+                   outcome=Outcome.BindFailed)
 
     def _bind(self, fwk: Framework, state: CycleState, pod: Pod, host: str) -> Status | None:
         for ext in self.extenders:
@@ -372,6 +401,7 @@ class SchedulingCycles(SchedulerBase):
         if pod is None or pod.spec.node_name:
             self.queue.done(qpi.pod.uid)
         else:
+            before = pod
             if nominating is not None and nominating.nominating_mode == NominatingMode.Override:
                 new = pod.with_nominated_node_name(nominating.nominated_node_name)
                 if new != pod:
@@ -381,6 +411,9 @@ class SchedulingCycles(SchedulerBase):
             qpi.pod_info.update(pod)
             self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
             self.queue.add_nominated_pod(qpi.pod_info, nominating)
+            # The status patch comes back as an update of the pod: a nominated node that
+            # changed or was cleared requeues lower or equal priority pods (itself included).
+            self.nominated_node_name_changed(before, pod)
         rejected = st.is_rejected()
         self.events.append(
             Event("Warning", "FailedScheduling", qpi.pod.key, message, self.clock.now())

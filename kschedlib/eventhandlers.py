@@ -4,16 +4,16 @@ and which scheduling-relevant properties changed between two versions of a node
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kschedlib.api.node import Node
-from kschedlib.api.pod import Pod, is_terminal
+from kschedlib.api.objects import as_object
+from kschedlib.api.pod import Pod, is_terminal, pod_priority
 from kschedlib.api.scheduling import Workload, validate_workload_update
 from kschedlib.backend.queue.queue_events import (
     EVENT_ASSIGNED_POD_DELETE,
     EVENT_UNSCHEDULED_POD_ADD,
-    EVENT_UNSCHEDULED_POD_DELETE,
     pod_scheduling_properties_change,
 )
 from kschedlib.errors import CacheError, InvalidObjectError
@@ -23,6 +23,12 @@ from kschedlib.framework.types import PodInfo
 from kschedlib.scheduler_base import SchedulerBase
 
 EVENT_NODE_ADD = ClusterEvent(EventResource.Node, ActionType.Add)
+
+
+def le_priority(pod: Pod) -> Callable[[Pod], bool]:
+    """getLEPriorityPreCheck: pods of lower or equal priority than ``pod``."""
+    priority = pod_priority(pod)
+    return lambda p: pod_priority(p) <= priority
 EVENT_NODE_DELETE = ClusterEvent(EventResource.Node, ActionType.Delete)
 
 
@@ -32,7 +38,8 @@ def _node_event(action: ActionType) -> ClusterEvent:
 
 def node_scheduling_properties_change(new: Node, old: Node) -> list[ClusterEvent]:
     events: list[ClusterEvent] = []
-    if new.spec.unschedulable != old.spec.unschedulable:
+    if old.spec.unschedulable and not new.spec.unschedulable:
+        # Only becoming schedulable is an event: cordoning moves no pod.
         events.append(_node_event(ActionType.UpdateNodeTaint))
     if new.status.allocatable != old.status.allocatable:
         events.append(_node_event(ActionType.UpdateNodeAllocatable))
@@ -72,25 +79,13 @@ def object_event(kind: str, action: ActionType) -> ClusterEvent | None:
 
 
 def _as_pod(obj: Any) -> Pod:
-    """A Pod, or a Pod's Kubernetes JSON as a dict."""
-    if isinstance(obj, Pod):
-        return obj
-    if isinstance(obj, Mapping):
-        return Pod.from_dict(dict(obj))
-    raise InvalidObjectError(
-        type(obj).__name__, "", "expected a Pod or a Pod's Kubernetes JSON as a dict"
-    )
+    """A Pod from a Pod, its Kubernetes JSON as a dict or a client object."""
+    return as_object(obj, Pod)  # type: ignore[no-any-return]
 
 
 def _as_node(obj: Any) -> Node:
-    """A Node, or a Node's Kubernetes JSON as a dict."""
-    if isinstance(obj, Node):
-        return obj
-    if isinstance(obj, Mapping):
-        return Node.from_dict(dict(obj))
-    raise InvalidObjectError(
-        type(obj).__name__, "", "expected a Node or a Node's Kubernetes JSON as a dict"
-    )
+    """A Node from a Node, its Kubernetes JSON as a dict or a client object."""
+    return as_object(obj, Node)  # type: ignore[no-any-return]
 
 
 class EventHandlers(SchedulerBase):
@@ -171,6 +166,9 @@ class EventHandlers(SchedulerBase):
                 self.queue.move_all_to_active_or_backoff_queue(
                     EVENT_UNSCHEDULED_POD_ADD, None, pod
                 )
+        else:
+            # Another scheduler's pod: kube-scheduler ignores it; kept only to say why.
+            self._foreign[pod.uid] = pod
 
     def _add_assigned(self, pod: Pod) -> None:
         if self._track_workloads:
@@ -194,6 +192,9 @@ class EventHandlers(SchedulerBase):
         """A new version of a pod (matched by UID); an unknown pod is added."""
         pod = _as_pod(pod)
         pending = self._pending.get(pod.uid)
+        if self._foreign.pop(pod.uid, None) is not None and not is_terminal(pod):
+            self.add_pod(pod)
+            return
         if is_terminal(pod):
             self.delete_pod(pod)
             return
@@ -221,9 +222,23 @@ class EventHandlers(SchedulerBase):
             del self._pending_keys[gone.key]
 
     def _set_pending(self, pod: Pod, old: Pod | None = None) -> None:
+        """updatePodInSchedulingQueue: the queue takes the new version; a nominated node
+        that changed (or was cleared) frees the old one as an assigned pod's deletion would,
+        for pods of lower or equal priority."""
         old = old if old is not None else self._pending.get(pod.uid)
         self._pending[pod.uid] = pod
         self.queue.update(old, pod)
+        if old is not None:
+            self.nominated_node_name_changed(old, pod)
+
+    def nominated_node_name_changed(self, old: Pod, new: Pod) -> None:
+        """hasNominatedNodeNameChanged: requeue as AssignedPodDelete of ``old`` (lower or
+        equal priority pods only) when ``old`` had a nominated node and ``new`` has another."""
+        before = old.status.nominated_node_name
+        if before and before != new.status.nominated_node_name:
+            self.queue.move_all_to_active_or_backoff_queue(
+                EVENT_ASSIGNED_POD_DELETE, old, None, le_priority(old)
+            )
 
     def _forget_pending(self, pod: Pod) -> None:
         self._drop_pending(pod)
@@ -239,12 +254,25 @@ class EventHandlers(SchedulerBase):
         found = self._find_pod(pod)
         if found is None:
             return
+        if self._foreign.pop(found.uid, None) is not None:
+            return
         pending = self._pending.get(found.uid)
         if pending is not None and not pending.spec.node_name:
-            self._forget_pending(pending)
-            self.queue.move_all_to_active_or_backoff_queue(
-                EVENT_UNSCHEDULED_POD_DELETE, pending, None
+            assumed = self._cached(pending)
+            was_assumed = found.uid in self._waiting or (
+                assumed is not None and self.cache.is_assumed_pod(assumed)
             )
+            self._forget_pending(pending)
+            if was_assumed:
+                # handleAssumedPodDeletion: the resources it held are free again.
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_ASSIGNED_POD_DELETE, assumed or pending, None
+                )
+            elif pending.status.nominated_node_name:
+                # Lower or equal priority pods counted it as if assigned to its node.
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_ASSIGNED_POD_DELETE, pending, None, le_priority(pending)
+                )
             return
         cached = self._cached(found)
         if cached is None:
@@ -264,6 +292,9 @@ class EventHandlers(SchedulerBase):
         for p in self._pending.values():
             if p.key == pod:
                 return p
+        for p in self._foreign.values():
+            if p.uid == pod or p.key == pod:
+                return p
         for p in self._cached_pods():
             if p.uid == pod or p.key == pod:
                 return p
@@ -275,6 +306,7 @@ class EventHandlers(SchedulerBase):
         """Namespaces, PDBs, storage objects, services, controllers and Workloads plugins read.
         A Workload's pod groups are immutable: changing them raises InvalidObjectError and
         leaves the stored Workload as it was."""
+        obj = as_object(obj)
         if isinstance(obj, Workload):
             prev = self.objects.get_object("Workload", ObjectStore.key_of(obj))
             if isinstance(prev, Workload):
@@ -291,14 +323,16 @@ class EventHandlers(SchedulerBase):
     update_object = add_object
 
     def delete_object(self, obj: Any) -> None:
+        obj = as_object(obj)
         old = self.objects.delete(obj)
         ev = object_event(obj.kind, ActionType.Delete)
         if ev is not None and old is not None:
             self.queue.move_all_to_active_or_backoff_queue(ev, old, None)
 
     def apply(self, objects: Iterable[Any]) -> None:
-        """Add many objects of any kind: nodes first, then other objects, then pods."""
-        objs = list(objects)
+        """Add many objects of any kind (typed, Kubernetes JSON dicts or client objects):
+        nodes first, then other objects, then pods."""
+        objs = [as_object(o) for o in objects]
         for o in objs:
             if isinstance(o, Node):
                 self.add_node(o)
@@ -308,6 +342,16 @@ class EventHandlers(SchedulerBase):
         for o in objs:
             if isinstance(o, Pod):
                 self.add_pod(o)
+
+    def hold(self, pod: Pod | Mapping[str, Any], *, after: str) -> None:
+        """Add ``pod`` once the pod ``after`` (namespace/name) is bound, as an OrderedReady
+        StatefulSet controller creates ordinal N+1 once N runs (``load_cluster`` marks such
+        pods; ``Cluster.scheduler()`` and ``kschedlib simulate`` hold them this way)."""
+        self._held[after] = _as_pod(pod)
+
+    def held_pods(self) -> list[Pod]:
+        """Pods held by :meth:`hold`, not created yet."""
+        return list(self._held.values())
 
     def _activate_from_plugin(self, pods: Any) -> None:
         """Handle.Activate for plugins: pending pods by object (a mapping or an iterable)."""

@@ -34,14 +34,22 @@ class Explanations(SchedulerBase):
 
     def why_pending(self, pod: Pod | str) -> str | None:
         """Why a pending or waiting pod is not bound yet: the gating PreEnqueue plugin's
-        message, the Permit wait (with the gang's progress), or the last FailedScheduling
-        message; None for an unknown or bound pod."""
+        message, the Permit wait (with the gang's progress), the last FailedScheduling
+        message, ``no profile for schedulerName "x"`` for a pod no profile schedules, or why
+        a held pod does not exist yet; None for an unknown or bound pod."""
         found = self._find_pod(pod)
         if found is None:
+            key = pod.key if isinstance(pod, Pod) else pod
+            for after, held in self._held.items():
+                if held.key == key or held.uid == key:
+                    return f"not created yet: created once {after} is bound (OrderedReady)"
             return None
         pb = self._waiting.get(found.uid)
         if pb is not None:
             return self._waiting_message(pb.fwk, pb.assumed)
+        foreign = self._foreign.get(found.uid)
+        if foreign is not None:
+            return f'no profile for schedulerName "{foreign.spec.scheduler_name}"'
         current = self._pending.get(found.uid)
         if current is None:
             return None

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from kschedlib.errors import ConfigError
+from kschedlib.features_v1_35 import V1_35_GATE_LINES
 
 
 class FeatureGateError(ConfigError):
@@ -113,6 +114,31 @@ V1_35_SCHEDULER_FEATURES: Mapping[str, FeatureSpec] = {
     )
 }
 
+def _parse_table(text: str) -> tuple[dict[str, FeatureSpec], dict[str, tuple[str, ...]]]:
+    specs: dict[str, FeatureSpec] = {}
+    deps: dict[str, tuple[str, ...]] = {}
+    for line in text.strip().splitlines():
+        head, _, dep_text = line.partition(" -> ")
+        name, stage, default, *rest = head.split()
+        specs[name] = FeatureSpec(name, default == "true", Stage[stage], rest == ["locked"])
+        if dep_text:
+            deps[name] = tuple(sorted(dep_text.split(",")))
+    return specs, deps
+
+
+_ALL_SPECS, V1_35_DEPENDENCIES = _parse_table(V1_35_GATE_LINES)
+
+V1_35_FEATURES: Mapping[str, FeatureSpec] = {**_ALL_SPECS, **V1_35_SCHEDULER_FEATURES}
+"""Every gate a v1.35 component registers (kube-scheduler's flag accepts them all, with
+``AllAlpha``/``AllBeta``); a gate outside ``V1_35_SCHEDULER_FEATURES`` is accepted and changes
+nothing in a scheduler."""
+
+
+def scheduler_reads(name: str) -> bool:
+    """Whether kube-scheduler v1.35 (and so kschedlib) reads the gate at all."""
+    return name in V1_35_SCHEDULER_FEATURES
+
+
 _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
 
@@ -133,34 +159,50 @@ def _go_bool(v: bool) -> str:
     return "true" if v else "false"
 
 
+def _aggregate(errors: list[str]) -> str:
+    """utilerrors.NewAggregate's text: one error as itself, several as ``[a, b]``."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
+_SPECIAL = {"AllAlpha": Stage.ALPHA, "AllBeta": Stage.BETA}
+
+
 class FeatureGates:
     """An immutable set of gate values over v1.35's table (featuregate.FeatureGate)."""
 
-    __slots__ = ("_known", "_overrides", "_values", "warnings")
+    __slots__ = ("_dependencies", "_known", "_overrides", "_values", "warnings")
 
     def __init__(
         self,
         overrides: Mapping[str, bool] | None = None,
         *,
         known: Mapping[str, FeatureSpec] | None = None,
+        dependencies: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
-        self._known: Mapping[str, FeatureSpec] = known if known is not None else V1_35_SCHEDULER_FEATURES
+        self._known: Mapping[str, FeatureSpec] = known if known is not None else V1_35_FEATURES
+        if dependencies is None:
+            dependencies = V1_35_DEPENDENCIES if known is None else {}
         self._overrides: dict[str, bool] = {}
         self.warnings: list[str] = []
-        for name, value in (overrides or {}).items():
-            spec = self._known.get(name)
-            if spec is None:
+        given = dict(overrides or {})
+        for name in sorted(given):  # featuregate.Set stops at the first unknown gate
+            if name not in self._known:
                 raise FeatureGateError(f"unrecognized feature gate: {name}")
+        errors: list[str] = []
+        for name in sorted(given):
+            value = given[name]
+            spec = self._known[name]
             if not isinstance(value, bool):
                 raise FeatureGateError(
                     f"invalid value of {name}={value!r}, err: expected a boolean"
                 )
             if spec.lock_to_default and value != spec.default:
-                raise FeatureGateError(
+                errors.append(
                     f"cannot set feature gate {name} to {_go_bool(value)}, feature is locked "
                     f"to {_go_bool(spec.default)}"
                 )
-            if spec.stage is Stage.GA:
+                continue
+            if spec.stage is Stage.GA and name not in _SPECIAL:
                 self.warnings.append(
                     f"Setting GA feature gate {name}={_go_bool(value)}. It will be removed in "
                     "a future release."
@@ -171,7 +213,28 @@ class FeatureGates:
                     "removed in a future release."
                 )
             self._overrides[name] = value
-        self._values = {n: self._overrides.get(n, s.default) for n, s in self._known.items()}
+        if errors:
+            raise FeatureGateError(_aggregate(errors))
+        values = {n: self._overrides.get(n, s.default) for n, s in self._known.items()}
+        # AllAlpha / AllBeta set every gate of their stage that is not set explicitly.
+        for special, stage in _SPECIAL.items():
+            if special in self._overrides:
+                for n, s in self._known.items():
+                    if s.stage is stage and n not in _SPECIAL and n not in self._overrides:
+                        values[n] = self._overrides[special]
+        for feature in sorted(dependencies):
+            if not values.get(feature, False):
+                continue
+            off = [d for d in dependencies[feature] if not values.get(d, False)]
+            if off:
+                errors.append(
+                    f"{feature} is enabled, but depends on features that are disabled: "
+                    f"[{' '.join(off)}]"
+                )
+        if errors:
+            raise FeatureGateError(_aggregate(errors))
+        self._dependencies = dependencies
+        self._values = values
 
     # --- constructors ----------------------------------------------------------------------
 
@@ -206,7 +269,7 @@ class FeatureGates:
     def with_overrides(self, overrides: Mapping[str, bool]) -> FeatureGates:
         merged = dict(self._overrides)
         merged.update(overrides)
-        return FeatureGates(merged, known=self._known)
+        return FeatureGates(merged, known=self._known, dependencies=self._dependencies)
 
     # --- reads -----------------------------------------------------------------------------
 

@@ -5,7 +5,8 @@ snapshot copy an entry before their first write after the fork), copies the queu
 bookkeeping objects, rebuilds the frameworks from the same configuration, and gives each
 plugin either a ``clone(handle)`` of the parent's instance or a fresh one built by its
 factory (whose state must then be derivable from the cluster, as the in-tree plugins' is).
-A transaction keeps such a fork as its savepoint and, on rollback, takes its state back.
+A transaction takes a lighter savepoint instead (:mod:`kschedlib.rollback`: the cache's
+change journal and copies of the small parts) and, on rollback, restores it in place.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import attrs
 from kschedlib.api.pod import Pod
 from kschedlib.errors import KSchedError
 from kschedlib.framework.registry import PluginSpec, Registry
+from kschedlib.rollback import Savepoint
 
 # kschedlib.scheduler imports this module, so its types are not imported here: a Scheduler,
 # its binder and its host hooks are what ``Scheduler.fork``/``transaction`` pass in.
@@ -58,6 +60,8 @@ _HANDLED = frozenset(
         "feature_gates",
         "workload_manager",
         "_eviction",
+        "_tickers",
+        "explanation_history",
     }
 )
 _VALUES = (int, float, str, bytes, bool, type(None), tuple, frozenset)
@@ -126,6 +130,7 @@ def fork_scheduler(
     new.events = list(sched.events)
     new.metrics = copy.deepcopy(sched.metrics)
     new.explanations = dict(sched.explanations)
+    new.explanation_history = {k: list(v) for k, v in sched.explanation_history.items()}
     new._pending = dict(sched._pending)
     new._victims = list(sched._victims)
     new._last_leftover_flush = sched._last_leftover_flush
@@ -138,6 +143,8 @@ def fork_scheduler(
             if name != "_eviction" and not isinstance(value, _VALUES) and name in vars(new):
                 memo[id(value)] = getattr(new, name)
         new._eviction = copy.deepcopy(eviction, memo)
+    # The scheduler's own tickers (eviction), mapped to the fork's copies; others stay home.
+    new._tickers = [new._eviction] if eviction is not None and eviction in sched._tickers else []
     for uid, pb in sched._waiting.items():
         fwk = new.frameworks[pb.fwk.profile_name]
         wp = pb.fwk.waiting_pods.get(uid)
@@ -163,51 +170,12 @@ def _copy_waiting_pod(wp: Any) -> Any:
     return c
 
 
-def adopt(sched: Scheduler, saved: Scheduler) -> None:
-    """Make ``sched`` take ``saved``'s state (a rollback); ``saved`` must not be used again."""
-    txns = sched._txns
-    for name, value in vars(saved).items():
-        if name != "_txns":
-            setattr(sched, name, value)
-    sched._txns = txns
-    # Re-point what referred to the savepoint object (itself or its bound methods) at the
-    # scheduler: the hooks, the frameworks' nominator, the queue's listers, and whatever
-    # another component was given at construction.
-    sched._hooks._sched = sched
-    q = sched.queue
-    parts = [q, q.nominator, sched.cache, sched.algorithm, *sched.frameworks.values()]
-    parts += [v for v in vars(sched).values() if not isinstance(v, (*_VALUES, list, dict, set))]
-    for obj in parts:
-        _repoint(obj, saved, sched)
-
-
-def _attribute_names(obj: Any) -> list[str]:
-    names = list(getattr(obj, "__dict__", {}))
-    for cls in type(obj).__mro__:
-        slots = cls.__dict__.get("__slots__", ())
-        names.extend([slots] if isinstance(slots, str) else slots)
-    return names
-
-
-def _repoint(obj: Any, old: Any, new: Any) -> None:
-    """Replace references to ``old`` (and methods bound to it) held by ``obj``'s attributes."""
-    for name in _attribute_names(obj):
-        try:
-            value = getattr(obj, name)
-        except AttributeError:
-            continue
-        if value is old:
-            setattr(obj, name, new)
-        elif getattr(value, "__self__", None) is old and hasattr(value, "__func__"):
-            setattr(obj, name, getattr(new, value.__func__.__name__))
-
-
 @attrs.define(slots=True, eq=False)
 class Transaction:
     """An open transaction (see ``Scheduler.transaction``): what it recorded so far."""
 
     _sched: Scheduler
-    _savepoint: Scheduler | None
+    _savepoint: Savepoint | None
     bindings: list[tuple[Pod, str]] = attrs.field(factory=list)
     """Binder calls made inside, in order (delivered to the host's binder on commit)."""
     evictions: list[tuple[Pod, str]] = attrs.field(factory=list)
@@ -237,10 +205,11 @@ class Transaction:
         sched._txns.pop()
         self.closed = True
         saved, self._savepoint = self._savepoint, None
+        assert saved is not None
         if not self.committed:
-            assert saved is not None
-            adopt(sched, saved)
+            saved.restore(sched)
             return
+        saved.release(sched)
         if sched._txns:  # nested: the outer transaction now owns what this one recorded
             outer = sched._txns[-1]
             outer.bindings.extend(self.bindings)
@@ -250,16 +219,18 @@ class Transaction:
         for pod, reason in self.evictions:
             if hooks is not None:
                 hooks.delete_pod(pod, reason)
+        # Every binding is delivered; one the binder refuses is a bind failure (the pod is
+        # pending again, retried after backoff), as it would have been outside.
         for pod, node in self.bindings:
-            sched._binder.bind(pod, node)
+            try:
+                sched._binder.bind(pod, node)
+            except Exception as exc:
+                sched._binding_refused(pod, node, exc)
 
 
 def begin(sched: Scheduler) -> Transaction:
-    """Open a transaction: fork a savepoint sharing the clock, binder and host hooks."""
-    saved = fork_scheduler(
-        sched, binder=sched._binder, host_hooks=sched._host_hooks, clock=sched.clock
-    )
-    txn = Transaction(sched, saved)
+    """Open a transaction: take a savepoint (:class:`kschedlib.rollback.Savepoint`)."""
+    txn = Transaction(sched, Savepoint(sched))
     sched._txns.append(txn)
     return txn
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from kschedlib.api.cluster import register_scheduler_class
 from kschedlib.api.node import Node
@@ -75,6 +75,13 @@ def _tool(name: str) -> Callable[..., Any]:
 _FORK_OWN_ARGS = frozenset(
     {"self", "config", "binder", "clock", "host_hooks", "plugins", "explain", "_registry"}
 )
+
+
+class Ticker(Protocol):
+    """A part of the scheduler with periodic work (eviction): ``Scheduler.tick()`` calls
+    ``tick()`` when the clock has moved since the last call."""
+
+    def tick(self) -> Any: ...
 
 
 class _Hooks:
@@ -238,12 +245,18 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
         self._pending: dict[str, Pod] = {}
         self._pending_keys: dict[str, str] = {}
         """namespace/name -> UID of the pending pods."""
+        self._foreign: dict[str, Pod] = {}
+        """Pending pods whose schedulerName no profile has (another scheduler's), by UID."""
+        self._held: dict[str, Pod] = {}
+        """Pods created only once another pod is bound, by that pod's namespace/name."""
         self._waiting: dict[str, _PendingBinding] = {}
         self._victims: list[Pod] = []
         self._last_leftover_flush = self.clock.now()
         self._in_cycle: tuple[CycleState, Pod, str] | None = None
         """(state, assumed pod, node) once a cycle has assumed its pod, for undoing it."""
         self._eviction: Any = None
+        self._tickers: list[Ticker] = []
+        self._ticked_at: float | None = None
 
     @property
     def eviction(self) -> Any:
@@ -302,8 +315,11 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
     # ------------------------------------------------------------------ time
 
     def tick(self) -> None:
-        """Periodic work due at the clock's time: backoff completions, the unschedulable
-        leftover flush, expired assumed pods and Permit timeouts."""
+        """Periodic work due at the clock's time, of every part the scheduler owns: backoff
+        completions, the unschedulable leftover flush, expired assumed pods, and (once the
+        clock has moved) the registered tickers' work: ``sched.eviction``'s graceful
+        deletions and taint-based evictions. Permit timeouts are read by ``run()`` /
+        ``resume_waiting()``."""
         self.queue.flush_backoff_q_completed()
         now = self.clock.now()
         if now - self._last_leftover_flush >= UNSCHEDULABLE_LEFTOVER_FLUSH_PERIOD:
@@ -311,17 +327,41 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
             self.queue.flush_unschedulable_pods_leftover()
         for pod in self.cache.cleanup_expired_assumed_pods(now):
             self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None)
+        if self._tickers and now != self._ticked_at:
+            self._ticked_at = now
+            for ticker in list(self._tickers):
+                ticker.tick()
+
+    def add_ticker(self, ticker: Ticker) -> None:
+        """Run ``ticker.tick()`` from :meth:`tick` (a part with periodic work of its own)."""
+        if ticker not in self._tickers:
+            self._tickers.append(ticker)
 
     # ------------------------------------------------------------------ inspection
 
     def _cached_pods(self) -> list[Pod]:
-        return [pi.pod for ni in self.cache.dump().nodes.values() for pi in ni.pods]
+        return self.cache.pods()
 
     def bound_pods(self) -> list[Pod]:
-        return [p for p in self._cached_pods() if p.spec.node_name]
+        """Pods whose binding went through (what the API server shows with a nodeName).
+        Pods the scheduler placed but has not bound yet are :meth:`assumed_pods`."""
+        cache = self.cache
+        return [p for p in cache.pods() if p.spec.node_name and not cache.is_assumed_pod(p)]
+
+    def assumed_pods(self) -> list[Pod]:
+        """Pods placed on a node in the cache but not bound yet: held at Permit
+        (:meth:`waiting_pods`, e.g. a gang short of members) or in their binding cycle."""
+        cache = self.cache
+        return [p for p in cache.pods() if cache.is_assumed_pod(p)]
 
     def waiting_pods(self) -> list[Pod]:
+        """Pods held at Permit (assumed on their node, waiting for a verdict)."""
         return [pb.assumed for pb in self._waiting.values()]
+
+    def foreign_pods(self) -> list[Pod]:
+        """Pending pods no profile schedules (their schedulerName names another scheduler);
+        kube-scheduler ignores them, :meth:`why_pending` says so."""
+        return list(self._foreign.values())
 
     # ------------------------------------------------------------------ what-if
 
@@ -351,8 +391,12 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
         back when the block ends, unless ``commit()`` was called on the yielded transaction;
         an exception always rolls back. Binder calls and victim deletions made inside are
         recorded on the transaction and delivered to the host's binder and hooks only when
-        the outermost transaction commits. Transactions nest. After a rollback, objects taken
-        from the scheduler before (``sched.queue``, ``sched.cache``) are stale: read them again.
+        the outermost transaction commits; a binding the binder refuses then is a bind failure
+        (the pod is pending again and retried after backoff), and every other binding is still
+        delivered. Transactions nest. A rollback restores the state into the same objects
+        (``sched.queue``, ``sched.cache``, the plugins stay valid; a plugin without ``clone()``
+        keeps its own state); the clock is not rewound: a FakeClock advanced inside stays
+        advanced.
         """
         txn = begin(self)
         try:
@@ -362,6 +406,13 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
             txn._close()
             raise
         txn._close()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Scheduler:
+        """``copy.deepcopy(sched)`` is ``sched.fork()``: an independent scheduler (binding with
+        an accepting binder, no host hooks, a clone of the clock)."""
+        new = self.fork()
+        memo[id(self)] = new
+        return new
 
     def can_schedule(self, pod: Pod | str) -> Verdict:
         """Would ``pod`` be scheduled now, where and why; if not, the FitError text and what

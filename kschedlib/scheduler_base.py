@@ -75,6 +75,8 @@ class SchedulerBase:
     _explain_top_nodes: int | None
     _pending: dict[str, Pod]
     _pending_keys: dict[str, str]
+    _foreign: dict[str, Pod]
+    _held: dict[str, Pod]
     _waiting: dict[str, _PendingBinding]
     _victims: list[Pod]
     _in_cycle: tuple[CycleState, Pod, str] | None
@@ -110,10 +112,16 @@ class SchedulerBase:
     def _find_pod(self, pod: Pod | str) -> Pod | None:  # eventhandlers.py
         raise NotImplementedError
 
+    def nominated_node_name_changed(self, old: Pod, new: Pod) -> None:  # eventhandlers.py
+        raise NotImplementedError
+
     def _explain(  # explain.py
         self, fwk: Framework, pod: Pod, d: Diagnosis, result: ScheduleResult | None
     ) -> Explanation:
         raise NotImplementedError
 
     def _waiting_message(self, fwk: Framework, pod: Pod) -> str:  # explain.py
+        raise NotImplementedError
+
+    def add_pod(self, pod: Any) -> None:  # eventhandlers.py
         raise NotImplementedError

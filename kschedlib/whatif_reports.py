@@ -82,6 +82,11 @@ class CapacityReport:
     """(replica name, node) in creation order."""
     batched: int = 0
     """Replicas placed by the batched loop (the others ran a full scheduling cycle)."""
+    preemption_node: str | None = None
+    """The node the first replica that does not fit would be nominated to by preempting
+    lower-priority pods (None: preemption would not help); nothing is evicted."""
+    preemption_victims: tuple[str, ...] = ()
+    """The pods that preemption would evict for it (namespace/name)."""
 
     @property
     def limited(self) -> bool:
@@ -95,13 +100,22 @@ class CapacityReport:
             "stopReason": self.stop_reason,
             "distribution": dict(sorted(self.distribution.items())),
             "replicas": [{"name": n, "node": node} for n, node in self.replicas],
+            "preemption": None if self.preemption_node is None else {
+                "node": self.preemption_node, "victims": list(self.preemption_victims),
+            },
         }
 
     def summary(self) -> str:
         why = (
             f"limit of {self.limit} reached" if self.limited else f"stopped: {self.stop_reason}"
         )
-        return f"{self.count} replica(s) of {self.pod} fit on {len(self.distribution)} node(s); {why}"
+        out = f"{self.count} replica(s) of {self.pod} fit on {len(self.distribution)} node(s); {why}"
+        if self.preemption_node is not None:
+            out += (
+                f"; the next replica would fit on {self.preemption_node} by preempting "
+                f"{', '.join(self.preemption_victims)}"
+            )
+        return out
 
     def __str__(self) -> str:
         rows = sorted(self.distribution.items(), key=lambda kv: (-kv[1], kv[0]))

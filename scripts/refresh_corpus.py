@@ -7,7 +7,8 @@ refreshed: ``../shared/conformance`` (or ``$KSCHEDLIB_SHARED/conformance``) into
 scenarios, recorded with their feature gates on) into ``tests/conformance/corpus-dra-alpha/``;
 a SOURCE is copied into ``tests/conformance/corpus/``. Copies new and changed files, removes
 files the source no longer has, then prints what changed. ``--check`` only reports and exits 1
-when a copy is stale (what the test does).
+when a copy is stale (what the test does). ``--traces`` does the same for the kube-scheduler
+traces: ``../shared/traces`` into ``tests/data/traces/``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 DEST = REPO / "tests" / "conformance" / "corpus"
 SHARED = Path(os.environ.get("KSCHEDLIB_SHARED", REPO.parent / "shared"))
 DEFAULT_SOURCE = SHARED / "conformance"
+TRACES_DEST = REPO / "tests" / "data" / "traces"
+TRACES_SOURCE = SHARED / "traces"
 # Further corpora: (shared source folder, in-repo copy), refreshed when no SOURCE is given.
 EXTRA: list[tuple[Path, Path]] = [
     (SHARED / "conformance-dra-alpha", REPO / "tests" / "conformance" / "corpus-dra-alpha"),
@@ -43,9 +46,12 @@ def corpus_diff(source: Path, dest: Path) -> tuple[list[str], list[str], list[st
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("source", nargs="?")
+    ap.add_argument("source", nargs="?", default=None)
     ap.add_argument("--check", action="store_true", help="report only; exit 1 if stale")
+    ap.add_argument("--traces", action="store_true", help="the traces instead of the corpus")
     args = ap.parse_args(argv)
+    if args.traces:
+        return refresh(Path(args.source or TRACES_SOURCE), TRACES_DEST, args.check)
     if args.source is not None:
         return refresh(Path(args.source), DEST, args.check)
     rc = refresh(DEFAULT_SOURCE, DEST, args.check)

@@ -8,6 +8,8 @@ import json
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from kschedlib.cli.simulate import failure_reasons, load_input, simulate
 from kschedlib.cli.simulate import main as simulate_main
 from tests.builders import node_dict, pod_dict
@@ -46,13 +48,33 @@ def test_memory_does_not_grow_with_explanations() -> None:
 
 
 
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
 def test_progress_line_is_constant_work_per_update() -> None:
-    out = io.StringIO()
+    out = _Tty()
     sim = simulate(None, _cluster(3, 60), progress=out)
     lines = out.getvalue().split("\r")
     assert lines[-1].strip() == f"scheduled {sum(1 for r in sim.last.values() if r.node)}/60"
     # one update per attempt, each a single short line
     assert len(lines) - 1 == 60 and max(len(x) for x in lines) < 40
+
+
+def test_progress_off_a_terminal_is_a_line_every_few_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log or a pipe gets no carriage returns: a line per interval, none on a short run."""
+    out = io.StringIO()
+    simulate(None, _cluster(3, 60), progress=out)
+    assert out.getvalue() == ""
+    from kschedlib.cli import simulate as mod
+
+    monkeypatch.setattr(mod, "PROGRESS_INTERVAL", 0.0)
+    out = io.StringIO()
+    simulate(None, _cluster(3, 60), progress=out)
+    lines = out.getvalue().splitlines()
+    assert "\r" not in out.getvalue() and len(lines) == 60
+    assert lines[-1].startswith("scheduled ") and lines[-1].endswith("/60")
 
 
 def test_explain_of_a_preempting_pod_shows_every_attempt() -> None:

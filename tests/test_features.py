@@ -78,9 +78,11 @@ def test_every_gate_has_a_plugin_feature_or_a_scheduler_reader() -> None:
 
 
 def test_parse_and_errors() -> None:
-    g = FeatureGates.parse("GangScheduling=true, SchedulerPopFromBackoffQ=false,")
+    g = FeatureGates.parse("GangScheduling=true, SchedulerPopFromBackoffQ=false,GenericWorkload=t")
     assert g.enabled("GangScheduling") and not g.enabled("SchedulerPopFromBackoffQ")
-    assert g.overrides() == {"GangScheduling": True, "SchedulerPopFromBackoffQ": False}
+    assert g.overrides() == {
+        "GangScheduling": True, "SchedulerPopFromBackoffQ": False, "GenericWorkload": True,
+    }
     assert FeatureGates.parse("GenericWorkload=1").enabled("GenericWorkload")
     with pytest.raises(FeatureGateError, match="^unrecognized feature gate: NoSuchGate$"):
         FeatureGates.parse("NoSuchGate=true")
@@ -106,6 +108,74 @@ def test_parse_and_errors() -> None:
     assert "GangScheduling=true|false (ALPHA - default=false)" in g.known_features()
 
 
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("GangScheduling=true",
+         "GangScheduling is enabled, but depends on features that are disabled: [GenericWorkload]"),
+        ("MatchLabelKeysInPodTopologySpread=false",
+         "MatchLabelKeysInPodTopologySpreadSelectorMerge is enabled, but depends on features "
+         "that are disabled: [MatchLabelKeysInPodTopologySpread]"),
+        ("DRADeviceTaintRules=true",
+         "DRADeviceTaintRules is enabled, but depends on features that are disabled: "
+         "[DRADeviceTaints]"),
+        ("DRADeviceBindingConditions=true,DRAResourceClaimDeviceStatus=false",
+         "DRADeviceBindingConditions is enabled, but depends on features that are disabled: "
+         "[DRAResourceClaimDeviceStatus]"),
+        ("InPlacePodLevelResourcesVerticalScaling=true,PodLevelResources=false",
+         "InPlacePodLevelResourcesVerticalScaling is enabled, but depends on features that are "
+         "disabled: [NodeDeclaredFeatures PodLevelResources]"),
+        # several errors aggregate as utilerrors.NewAggregate prints them
+        ("GangScheduling=true,DRADeviceTaintRules=true",
+         "[DRADeviceTaintRules is enabled, but depends on features that are disabled: "
+         "[DRADeviceTaints], GangScheduling is enabled, but depends on features that are "
+         "disabled: [GenericWorkload]]"),
+        # locked gates of every component, with v1.35's text
+        ("JobPodReplacementPolicy=false",
+         "cannot set feature gate JobPodReplacementPolicy to false, feature is locked to true"),
+        ("AllowOverwriteTerminationGracePeriodSeconds=true",
+         "cannot set feature gate AllowOverwriteTerminationGracePeriodSeconds to true, feature "
+         "is locked to false"),
+    ],
+)
+def test_dependencies_and_locks_as_v1_35(flag: str, message: str) -> None:
+    with pytest.raises(FeatureGateError) as exc:
+        FeatureGates.parse(flag)
+    assert str(exc.value) == message
+    with pytest.raises(FeatureGateError):
+        Scheduler(feature_gates=flag)
+
+
+def test_every_v1_35_gate_is_known_and_the_unread_ones_change_nothing() -> None:
+    from kschedlib.features import V1_35_FEATURES, scheduler_reads
+
+    assert len(V1_35_FEATURES) > 200
+    for name in ("JobManagedBy", "KubeletPSI", "WatchList", "ContextualLogging", "EnvFiles"):
+        assert name in V1_35_FEATURES and not scheduler_reads(name)
+    g = FeatureGates.parse("KubeletPSI=false,EnvFiles=false,UserNamespacesHostNetworkSupport=true")
+    assert not g.enabled("KubeletPSI") and g.enabled("UserNamespacesHostNetworkSupport")
+    assert PluginFeatures.from_gates(g) == PluginFeatures()
+    assert "JobManagedBy=true|false (GA - default=true)" in g.known_features()
+    assert "AllAlpha=true|false (ALPHA - default=false)" in g.known_features()
+
+
+def test_all_alpha_and_all_beta() -> None:
+    g = FeatureGates.parse("AllAlpha=true")  # sets every alpha gate: dependencies hold
+    assert g.enabled("GangScheduling") and g.enabled("GenericWorkload")
+    assert g.enabled("TaintTolerationComparisonOperators") and g.enabled("NodeDeclaredFeatures")
+    assert g.enabled("SchedulerPopFromBackoffQ")  # beta, untouched
+    # an explicit value wins over AllAlpha, and dependencies are checked on the result
+    g = FeatureGates.parse("AllAlpha=true,StorageCapacityScoring=false")
+    assert not g.enabled("StorageCapacityScoring") and g.enabled("VolumeLimitScaling")
+    with pytest.raises(FeatureGateError, match=r"^GangScheduling is enabled, .*\[GenericWorkload\]$"):
+        FeatureGates.parse("AllAlpha=true,GenericWorkload=false")
+    g = FeatureGates.parse("AllBeta=false")
+    assert not g.enabled("SchedulerPopFromBackoffQ") and not g.enabled("PodLevelResources")
+    assert g.enabled("SidecarContainers")  # GA, locked
+    s = Scheduler(clock=FakeClock(), feature_gates="AllBeta=false")
+    assert s.frameworks["default-scheduler"].features.enable_async_preemption is False
+
+
 def test_scheduler_rejects_bad_gates_before_doing_anything() -> None:
     with pytest.raises(FeatureGateError, match="unrecognized feature gate: Nope"):
         Scheduler(feature_gates={"Nope": True})
@@ -114,7 +184,7 @@ def test_scheduler_rejects_bad_gates_before_doing_anything() -> None:
 
 
 def test_two_schedulers_in_one_process_differ() -> None:
-    a = Scheduler(clock=FakeClock(), feature_gates={"GangScheduling": True})
+    a = Scheduler(clock=FakeClock(), feature_gates={"GangScheduling": True, "GenericWorkload": True})
     b = Scheduler(clock=FakeClock())
     assert a.feature_gates.enabled("GangScheduling") and not b.feature_gates.enabled("GangScheduling")
     assert "GangScheduling" in a.frameworks["default-scheduler"].plugins
@@ -126,7 +196,9 @@ def test_two_schedulers_in_one_process_differ() -> None:
 def test_default_plugin_set_follows_gates() -> None:
     names = [p.name for p in load_config(None).profiles[0].plugins.multi_point.enabled]
     assert "NodeDeclaredFeatures" not in names and "GangScheduling" not in names
-    gates = FeatureGates({"NodeDeclaredFeatures": True, "GangScheduling": True})
+    gates = FeatureGates(
+        {"NodeDeclaredFeatures": True, "GangScheduling": True, "GenericWorkload": True}
+    )
     names = [p.name for p in load_config(None, None, gates).profiles[0].plugins.multi_point.enabled]
     assert names[-3:] == ["DefaultBinder", "NodeDeclaredFeatures", "GangScheduling"]
     assert names.index("DynamicResources") == names.index("DefaultPreemption") - 1
@@ -201,7 +273,10 @@ def test_match_label_keys_in_pod_topology_spread_off() -> None:
     for enabled in (True, False):
         h = BasicHandle(
             Snapshot.from_objects(existing, nodes),
-            feature_gates={"MatchLabelKeysInPodTopologySpread": enabled},
+            feature_gates={
+                "MatchLabelKeysInPodTopologySpread": enabled,
+                "MatchLabelKeysInPodTopologySpreadSelectorMerge": enabled,
+            },
         )
         pl = podtopologyspread.new(None, h)
         state = CycleState()

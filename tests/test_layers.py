@@ -3,7 +3,8 @@
 Every import counts: module level, inside functions and under ``TYPE_CHECKING``.
 Layers, low to high (see docs/architecture.md):
 
-0. ``errors``, ``clock``, ``features``, ``version``: leaf utilities every layer may use.
+0. ``errors``, ``clock``, ``features`` (and its data, ``features_v1_35``), ``version``: leaf
+   utilities every layer may use.
 1. ``api``: Kubernetes objects, codec, validation, loading.
 2. ``config``: KubeSchedulerConfiguration types, defaults, loading.
 3. ``framework``: the plugin interfaces, runtime, statuses, registry type.
@@ -27,6 +28,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "clock": 0,
     "features": 0,
+    "features_v1_35": 0,
     "version": 0,
     "api": 1,
     "config": 2,
@@ -38,6 +40,7 @@ LAYERS: dict[str, int] = {
     "schedule_one": 6,
     "explain": 6,
     "fork": 6,
+    "rollback": 6,
     "cycles": 6,
     "scheduler_base": 6,
     "whatif_reports": 6,

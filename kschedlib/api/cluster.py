@@ -53,16 +53,33 @@ class Cluster:
         """Pods without a node, in input order: what a simulation schedules."""
         return [o for o in self.objects if isinstance(o, Pod) and not o.spec.node_name]
 
+    @property
+    def orphans(self) -> list[Pod]:
+        """Pods bound to a node the input does not hold: kube-scheduler's cache keeps them
+        off every node it schedules on, so they take no room anywhere."""
+        names = {o.metadata.name for o in self.objects if isinstance(o, Node)}
+        return [
+            o for o in self.objects
+            if isinstance(o, Pod) and o.spec.node_name and o.spec.node_name not in names
+        ]
+
     def ignored_summary(self) -> str:
         """``ignored: 3 ConfigMap, 1 Ingress`` ("" when nothing was ignored)."""
         return ignored_summary(self.ignored)
 
     def notes(self) -> list[str]:
-        """What a command should tell the user about the input: ignored kinds, objects
-        defined twice, files not read."""
+        """What a command should tell the user about the input: ignored kinds, pods bound
+        to nodes not in the input, objects defined twice, files not read."""
         out = []
         if self.ignored:
             out.append(self.ignored_summary())
+        orphans = self.orphans
+        if orphans:
+            nodes = sorted({p.spec.node_name for p in orphans})
+            shown = ", ".join(nodes[:5]) + (", ..." if len(nodes) > 5 else "")
+            out.append(
+                f"ignored: {len(orphans)} pods bound to nodes not in the input ({shown})"
+            )
         if self.duplicates:
             shown = ", ".join(self.duplicates[:5]) + (", ..." if len(self.duplicates) > 5 else "")
             out.append(
@@ -88,10 +105,13 @@ class Cluster:
 
     def scheduler(self, **kwargs: Any) -> Any:
         """A :class:`kschedlib.Scheduler` with this cluster's configuration (unless
-        ``config=`` is given) and every object applied (OrderedReady StatefulSet pods included)."""
+        ``config=`` is given) and every object applied; OrderedReady StatefulSet pods are held
+        until their predecessor is bound (``Scheduler.hold``), as ``kschedlib simulate`` does."""
         config = kwargs.pop("config", self.config)
         sched = _scheduler_class[0](config, **kwargs)
-        sched.apply(self.objects)
+        sched.apply(self.initial_objects())
+        for after, pod in self.held_pods().items():
+            sched.hold(pod, after=after)
         return sched
 
 

@@ -358,6 +358,8 @@ def _add(doc: Any, origin: str, out: ObjectList) -> None:
             meta = obj.get("metadata")
             name = meta.get("name") if isinstance(meta, dict) else None
             what = f"object {name}" if isinstance(name, str) and name else "object"
+            # Items of a client's list_*() call carry kind None; their to_dict() is snake_case.
+            check_not_snake_case(obj, f"{origin}: {what}" if not origin.startswith("<") else what)
             raise InvalidObjectError(
                 f"{origin}: {what}" if not origin.startswith("<") else what,
                 "kind",

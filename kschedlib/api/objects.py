@@ -72,3 +72,35 @@ def decode_any(doc: dict[str, Any]) -> Any:
     decoder = KINDS.get(kind) if isinstance(kind, str) else None
     return decoder(doc) if decoder is not None else doc
 
+
+def as_object(obj: Any, expected: type[Any] | None = None) -> Any:
+    """A typed object from a typed object, a Kubernetes JSON dict or an object of a Python
+    client (the official ``kubernetes`` client, lightkube, kr8s): what every method taking an
+    object accepts. With ``expected`` (e.g. ``Pod``) anything else raises InvalidObjectError;
+    without it so does a dict or client object of a kind not in :data:`KINDS`."""
+    from collections.abc import Mapping
+
+    from kschedlib.api.clients import as_api_dict, is_client_object
+    from kschedlib.errors import InvalidObjectError
+
+    if expected is not None and isinstance(obj, expected):
+        return obj
+    if isinstance(obj, Mapping) or is_client_object(obj):
+        if expected is not None:
+            return expected.from_dict(obj if is_client_object(obj) else dict(obj))
+        data = as_api_dict(dict(obj) if isinstance(obj, Mapping) else obj)
+        kind = data.get("kind") if isinstance(data, dict) else None
+        decoder = KINDS.get(kind) if isinstance(kind, str) else None
+        if decoder is None:
+            raise InvalidObjectError(
+                str(kind or type(obj).__name__), "kind",
+                "not a kind kschedlib decodes (register_kind() adds one)",
+            )
+        return decoder(data)
+    if expected is not None:
+        name = expected.__name__
+        raise InvalidObjectError(
+            type(obj).__name__, "",
+            f"expected a {name} or a {name}'s Kubernetes JSON as a dict (or a client object)",
+        )
+    return obj

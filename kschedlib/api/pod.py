@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from kschedlib.api.codec import one_of
+from kschedlib.api.codec import FieldError, json_name, one_of
 from kschedlib.api.meta import KubeObject, ObjectMeta
 from kschedlib.api.quantity import Quantity
 from kschedlib.api.selectors import LabelSelector, NodeSelector, PreferredSchedulingTerm
@@ -39,6 +39,53 @@ class ContainerPort:
     protocol: str = attrs.field(default="TCP", validator=one_of("TCP", "UDP", "SCTP"))
 
 
+def _required_one_of(*allowed: str) -> Any:
+    """attrs validator: a required field whose value must be one of ``allowed``."""
+    check = one_of(*allowed)
+
+    def validate(inst: Any, attribute: Any, value: Any) -> None:
+        if value == "":
+            raise FieldError(attribute.metadata.get("json", json_name(attribute.name)),
+                             "Required value")
+        check(inst, attribute, value)
+
+    return validate
+
+
+def _unique_exit_codes(_inst: Any, _attribute: Any, values: tuple[int, ...]) -> None:
+    seen: set[int] = set()
+    for i, v in enumerate(values):
+        if v in seen:
+            raise FieldError(f"values[{i}]", f"Duplicate value: {v}")
+        seen.add(v)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class ContainerRestartRuleOnExitCodes:
+    """The exit codes a container restart rule applies to (In or NotIn ``values``)."""
+
+    operator: str = attrs.field(default="", validator=_required_one_of("In", "NotIn"))
+    values: tuple[int, ...] = attrs.field(default=(), validator=_unique_exit_codes)
+
+
+def _exit_codes_required(_inst: Any, _attribute: Any, value: Any) -> None:
+    if value is None:
+        raise FieldError("exitCodes", "Required value")
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class ContainerRestartRule:
+    """One of a container's restartPolicyRules (ContainerRestartRules, beta in v1.35): the
+    action to take when the container exits with matching codes."""
+
+    action: str = attrs.field(
+        default="", validator=_required_one_of("Restart", "RestartAllContainers")
+    )
+    exit_codes: ContainerRestartRuleOnExitCodes | None = attrs.field(
+        default=None, validator=_exit_codes_required
+    )
+
+
 @attrs.define(slots=True, frozen=True, kw_only=True)
 class Container:
     name: str = ""
@@ -46,6 +93,7 @@ class Container:
     ports: tuple[ContainerPort, ...] = ()
     resources: ResourceRequirements = attrs.field(factory=ResourceRequirements)
     restart_policy: str | None = None
+    restart_policy_rules: tuple[ContainerRestartRule, ...] = ()
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -198,10 +246,15 @@ class WorkloadReference:
             raise FieldError(*errs[0])
 
 
+def _scheduler_name(value: str) -> str:
+    return value or "default-scheduler"
+
+
 @attrs.define(slots=True, frozen=True, kw_only=True)
 class PodSpec:
     node_name: str = ""
-    scheduler_name: str = "default-scheduler"
+    # The API server defaults an empty schedulerName to default-scheduler.
+    scheduler_name: str = attrs.field(default="default-scheduler", converter=_scheduler_name)
     priority: int | None = None
     priority_class_name: str = ""
     preemption_policy: str | None = attrs.field(

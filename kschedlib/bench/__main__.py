@@ -4,6 +4,7 @@ python -m kschedlib.bench --placements SCENARIO.json PLACEMENTS.txt [--limit N]
 python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]
 python -m kschedlib.bench --fork SCENARIO.json [--repeat N]
 python -m kschedlib.bench --capacity SCENARIO.json [--replicas N]
+python -m kschedlib.bench --whatif SCENARIO.json [--rounds N] [--candidates N] [--replicas N]
 python -m kschedlib.bench --sweep SCENARIO.json [--workers N] [--limit N]"""
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ def main(argv: list[str] | None = None) -> int:
 
         args_in.remove("--snapshot")
         return snapshot_main(args_in)
+    if "--whatif" in args_in:
+        from kschedlib.bench.whatif_speed import main as whatif_speed_main
+
+        args_in.remove("--whatif")
+        return whatif_speed_main(args_in)
     for flag in ("--fork", "--capacity"):
         if flag in args_in:
             from kschedlib.bench.whatif_bench import main as whatif_main

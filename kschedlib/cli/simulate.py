@@ -6,6 +6,8 @@ import json
 import os
 import re
 import sys
+import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
@@ -21,6 +23,35 @@ from kschedlib.results import Explanation, Outcome, SchedulingResult
 from kschedlib.scheduler import Scheduler
 
 MAX_ROUNDS = 120
+PROGRESS_INTERVAL = 5.0
+"""Seconds between progress lines when the progress stream is not a terminal."""
+
+
+class Progress:
+    """``scheduled N/M``: rewritten in place on a terminal; on anything else (a log, a pipe)
+    one line every :data:`PROGRESS_INTERVAL` seconds of wall time, as rich and tqdm do."""
+
+    def __init__(self, out: TextIO, total: int, interval: float | None = None) -> None:
+        isatty = getattr(out, "isatty", None)
+        self.out, self.total = out, total
+        self.interval = PROGRESS_INTERVAL if interval is None else interval
+        self.tty = bool(callable(isatty) and isatty())
+        self._next = time.monotonic() + self.interval
+        self._wrote = False
+
+    def update(self, done: int) -> None:
+        if self.tty:
+            self.out.write(f"\rscheduled {done}/{self.total}")
+            self._wrote = True
+            return
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + self.interval
+            self.out.write(f"scheduled {done}/{self.total}\n")
+
+    def close(self) -> None:
+        if self._wrote:
+            self.out.write("\n")
 
 
 def load_input(*paths: str) -> tuple[Any, list[Any]]:
@@ -61,6 +92,7 @@ def simulate(
     Explanations are recorded only for the pods named in ``explain`` (every attempt of
     each): recording them for all pods would cost time and memory for nothing.
     ``explain=True`` records the last attempt of every pod (what the HTML report shows).
+    Progress goes to ``progress`` (see :class:`Progress`).
     """
     from kschedlib.report.build import TOP_NODES
 
@@ -73,14 +105,15 @@ def simulate(
         explain_top_nodes=TOP_NODES if explain is True else None,
     )
     sched.apply(objects)
-    held = dict(held or {})
+    for after, pod in (held or {}).items():
+        sched.hold(pod, after=after)
     order = [o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name]
-    order += [p.key for p in held.values()]
+    order += [p.key for p in (held or {}).values()]
     last: dict[str, SchedulingResult] = {}
     preemptions: list[SchedulingResult] = []
     attempts: dict[str, list[SchedulingResult]] = {}
     total = len(order)
-    show = progress is not None and total >= 50
+    bar = Progress(progress, total) if progress is not None and total >= 50 else None
     done = 0
     scheduled = Outcome.Scheduled
     for _ in range(MAX_ROUNDS):
@@ -96,19 +129,24 @@ def simulate(
             last[key] = r
             if key in keys:
                 attempts.setdefault(key, []).append(r)
-            nxt = held.pop(key, None) if r.outcome == scheduled else None
-            if nxt is not None:
-                sched.add_pod(nxt)
-            if show:
-                assert progress is not None
-                progress.write(f"\rscheduled {done}/{total}")
+            if bar is not None:
+                bar.update(done)
         if not sched.queue.pods_in_backoff_q() and not sched.queue.pods_in_active_q():
             break
         clock.advance(1.0)
-    if show:
-        assert progress is not None
-        progress.write("\n")
+    if bar is not None:
+        bar.close()
     return Simulation(sched, last, order, preemptions, attempts)
+
+
+def foreign_note(sched: Scheduler) -> str:
+    """``not scheduled: 2 pods with no profile for their schedulerName ("x": 2)`` or ""."""
+    names = Counter(p.spec.scheduler_name for p in sched.foreign_pods())
+    if not names:
+        return ""
+    total = sum(names.values())
+    detail = ", ".join(f'"{n}": {c}' for n, c in sorted(names.items()))
+    return f"not scheduled: {total} pods with no profile for their schedulerName ({detail})"
 
 
 def _utilization(sched: Scheduler) -> list[dict[str, Any]]:
@@ -368,6 +406,14 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
                 "kubectl get nodes -o json > nodes.json)\n"
             )
             return 2
+        known = {o.key for o in cluster.objects if isinstance(o, Pod)}
+        missing = [k for k in args.explain or () if k not in known]
+        if missing:
+            err.write(
+                f"kschedlib simulate: --explain {', '.join(missing)}: no such pod in the input "
+                "(namespace/name)\n"
+            )
+            return 2
         sim = simulate(
             cluster.config,
             cluster.initial_objects(),
@@ -384,6 +430,9 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
         where = ", ".join(args.paths)
         err.write(f"kschedlib simulate: InvalidObjectError: {where}: nested too deeply\n")
         return 2
+    note = foreign_note(sim.scheduler)
+    if note:
+        err.write(f"kschedlib simulate: {note}\n")
     if args.html:
         from kschedlib.report import Report
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import pathlib
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -14,36 +15,52 @@ from kschedlib.api.loader import load_objects
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.errors import KSchedError
-from kschedlib.framework.handle import FakeClock
 from kschedlib.scheduler import Scheduler
 
 
-def load_cluster(path: str, seed: int, feature_gates: str = "") -> Scheduler:
+def load_cluster(
+    path: str, seed: int, feature_gates: str = "", err: TextIO | None = None,
+    prog: str = "kschedlib",
+) -> Scheduler:
     """A scheduler holding a cluster read as ``kschedlib simulate`` reads it (kubectl dumps,
-    manifests or a scenario JSON); pending pods are queued, not scheduled."""
+    manifests or a scenario JSON), with the input's pending pods scheduled first exactly as
+    ``simulate`` schedules them (cluster-autoscaler, too, works on the cluster as it will
+    be). The input's notes, and the pods left pending, are written to ``err``."""
     from kschedlib.api.cluster import load_cluster as read_cluster
+    from kschedlib.cli.simulate import foreign_note, simulate
     from kschedlib.features import FeatureGates
 
     cluster = read_cluster(path)
     objects = cluster.initial_objects()
     if not any(isinstance(o, Node) for o in objects):
         raise KSchedError(f"{path}: no nodes found")
-    sched = Scheduler(
-        cluster.config, clock=FakeClock(), seed=seed, explain=False,
+    sim = simulate(
+        cluster.config, objects, seed=seed, held=cluster.held_pods(),
         feature_gates=FeatureGates.parse(feature_gates),
     )
-    sched.apply(objects)
+    sched = sim.scheduler
+    sched.explain_enabled = False
+    if err is not None:
+        notes = cluster.notes()
+        left = [k for k in sim.order if k not in {p.key for p in sched.bound_pods()}]
+        if sim.order:
+            line = f"scheduled the input's {len(sim.order)} pending pods first"
+            if left:
+                shown = ", ".join(left[:5]) + (", ..." if len(left) > 5 else "")
+                line += f"; {len(left)} stay pending: {shown}"
+            notes.append(line)
+        note = foreign_note(sched)
+        if note:
+            notes.append(note)
+        for n in notes:
+            err.write(f"{prog}: {n}\n")
     return sched
 
 
 def load_pod(path: str) -> Pod:
-    """The one Pod in a YAML or JSON file (``-``: standard input)."""
-    if path == "-":
-        text = sys.stdin.read()
-    else:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    pods = [o for o in load_objects(text) if isinstance(o, Pod)]
+    """The one Pod in a YAML or JSON file (``-``: standard input); errors name the file."""
+    source: Any = path if path == "-" else pathlib.Path(path)
+    pods = [o for o in load_objects(source) if isinstance(o, Pod)]
     if len(pods) != 1:
         raise KSchedError(f"{path}: expected exactly one Pod, found {len(pods)}")
     return pods[0]
@@ -76,8 +93,9 @@ def capacity_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = s
     _cluster_args(ap)
     args = ap.parse_args(list(argv))
     try:
-        sched = load_cluster(args.cluster, args.seed, args.feature_gates)
-        report = sched.capacity(load_pod(args.pod), limit=args.limit)
+        pod = load_pod(args.pod)
+        sched = load_cluster(args.cluster, args.seed, args.feature_gates, err, "kschedlib capacity")
+        report = sched.capacity(pod, limit=args.limit)
     except (KSchedError, OSError, json.JSONDecodeError) as exc:
         err.write(f"kschedlib capacity: {type(exc).__name__}: {exc}\n")
         return 2
@@ -96,7 +114,7 @@ def drain_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.
     _cluster_args(ap)
     args = ap.parse_args(list(argv))
     try:
-        sched = load_cluster(args.cluster, args.seed, args.feature_gates)
+        sched = load_cluster(args.cluster, args.seed, args.feature_gates, err, "kschedlib drain")
         if args.nodes:
             report = sched.simulate_drain(args.nodes)
             _emit(report.to_dict(), str(report), args.json, out)
@@ -119,7 +137,9 @@ def whatif_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys
     _cluster_args(ap)
     args = ap.parse_args(list(argv))
     try:
-        verdict = load_cluster(args.cluster, args.seed, args.feature_gates).can_schedule(load_pod(args.pod))
+        pod = load_pod(args.pod)
+        sched = load_cluster(args.cluster, args.seed, args.feature_gates, err, "kschedlib whatif")
+        verdict = sched.can_schedule(pod)
     except (KSchedError, OSError, json.JSONDecodeError) as exc:
         err.write(f"kschedlib whatif: {type(exc).__name__}: {exc}\n")
         return 2

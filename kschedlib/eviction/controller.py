@@ -126,13 +126,16 @@ class Evictions:
         self.kubelet_config = _as_config(kubelet_config)
         self._node_configs: dict[str, EvictionConfig] = {}
         self._managers: dict[str, NodeEvictionManager] = {}
-        self.taint_controller = TaintEvictionController()
+        self.taint_controller = TaintEvictionController(
+            scheduler.feature_gates.enabled("TaintTolerationComparisonOperators")
+        )
         self.device_taint_controller = DeviceTaintEvictionController()
         self._terminating: dict[str, _Terminating] = {}
         self.events: list[Event] = []
         self.evicted: list[Pod] = []
         # The device-taint evictions of the last tick (DRADeviceTaints).
         self.device_taint_evictions: list[DeviceTaintEviction] = []
+        scheduler.add_ticker(self)  # Scheduler.tick() runs this part's tick() too
 
     # ------------------------------------------------------------------ helpers
 

@@ -83,21 +83,25 @@ def deletion_grace_period(pod: Pod, requested: int | None = None) -> int:
     return max(0, period)
 
 
+def pdb_selects(pdb: PodDisruptionBudget, pod: Pod) -> bool:
+    """Whether ``pdb`` covers ``pod``, with policy/v1 semantics shared by the Eviction API and
+    the disruption controller: same namespace; an empty selector ``{}`` selects every pod of
+    the namespace, a missing or invalid one none."""
+    if pdb.metadata.namespace != pod.metadata.namespace:
+        return False
+    sel = pdb.spec.selector
+    if sel is None:
+        return False
+    try:
+        matcher = sel.as_selector()
+    except Exception:  # an invalid selector matches nothing
+        return False
+    return bool(matcher.matches(pod.metadata.labels))
+
+
 def matching_pdbs(pod: Pod, pdbs: Iterable[PodDisruptionBudget]) -> list[PodDisruptionBudget]:
-    """getPodDisruptionBudgets: same namespace, a non-empty selector that matches."""
-    out = []
-    for pdb in pdbs:
-        if pdb.metadata.namespace != pod.metadata.namespace:
-            continue
-        sel = pdb.spec.selector
-        if sel is None or (not sel.match_labels and not sel.match_expressions):
-            continue
-        try:
-            matcher = sel.as_selector()
-        except Exception:  # an invalid selector matches nothing
-            continue
-        if matcher.matches(pod.metadata.labels):
-            out.append(pdb)
+    """getPodDisruptionBudgets: the budgets that select the pod (``pdb_selects``)."""
+    out = [pdb for pdb in pdbs if pdb_selects(pdb, pod)]
     return sorted(out, key=lambda p: p.metadata.name)
 
 
@@ -215,17 +219,8 @@ def _scaled(value: int | str, total: int) -> int:
 
 
 def pdb_pods(pdb: PodDisruptionBudget, pods: Iterable[Pod]) -> list[Pod]:
-    """getPodsForPdb: the namespace's pods its selector matches (an empty selector matches
-    all of them, a missing one none)."""
-    sel = pdb.spec.selector
-    if sel is None:
-        return []
-    try:
-        matcher = sel.as_selector()
-    except Exception:
-        return []
-    return [p for p in pods if p.metadata.namespace == pdb.metadata.namespace
-            and matcher.matches(p.metadata.labels)]
+    """getPodsForPdb: the namespace's pods its selector matches (``pdb_selects``)."""
+    return [p for p in pods if pdb_selects(pdb, p)]
 
 
 def pdb_status(

@@ -600,6 +600,13 @@ def eviction_message(
             if c.name != cs.name:
                 continue
             req_q = c.resources.requests.get(resource)
+            if resource in (RESOURCE_MEMORY, "cpu"):
+                # InPlacePodVerticalScaling (GA, locked on in v1.35): the allocated request of a
+                # container that has a status, missing meaning zero.
+                status = next((st for st in pod.status.container_statuses if st.name == c.name),
+                              None)
+                if status is not None:
+                    req_q = status.allocated_resources.get(resource)
             req = req_q.as_fraction() if req_q is not None else Fraction(0)
             usage: int | None = None
             if resource == RESOURCE_EPHEMERAL_STORAGE:

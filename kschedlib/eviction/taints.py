@@ -126,7 +126,7 @@ def with_default_tolerations(pod: Pod) -> Pod:
 
 
 def get_matching_tolerations(
-    taints: Sequence[Taint], tolerations: Sequence[Toleration]
+    taints: Sequence[Taint], tolerations: Sequence[Toleration], comparison_operators: bool = False
 ) -> tuple[bool, list[Toleration]]:
     """v1helper.GetMatchingTolerations: whether every taint is tolerated, and the first
     toleration matching each."""
@@ -136,7 +136,7 @@ def get_matching_tolerations(
         return False, []
     used = []
     for taint in taints:
-        match = next((t for t in tolerations if tolerates(t, taint)), None)
+        match = next((t for t in tolerations if tolerates(t, taint, comparison_operators)), None)
         if match is None:
             return False, []
         used.append(match)
@@ -183,10 +183,14 @@ class TaintEvictionController:
     """The taint-eviction controller's timed work queue, by the host's clock.
 
     ``sync`` sees the current nodes and pods (as its informers would) and schedules or
-    cancels deletions; ``due`` pops the deletions whose time has come.
+    cancels deletions; ``due`` pops the deletions whose time has come. With
+    ``comparison_operators`` (the TaintTolerationComparisonOperators gate, read as the
+    controller reads it) ``Gt``/``Lt`` tolerations compare integer taint values, as in the
+    scheduler's TaintToleration plugin.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, comparison_operators: bool = False) -> None:
+        self.comparison_operators = comparison_operators
         self._work: dict[str, _Work] = {}
         self.events: list[tuple[str, str]] = []
 
@@ -206,11 +210,12 @@ class TaintEvictionController:
         if not taints or node is None:
             self._cancel(uid)
             return
-        all_tolerated, used = get_matching_tolerations(taints, pod.spec.tolerations)
+        cmp = self.comparison_operators
+        all_tolerated, used = get_matching_tolerations(taints, pod.spec.tolerations, cmp)
         if not all_tolerated:
             self._cancel(uid)
             bad = next(t for t in taints
-                       if not any(tolerates(tl, t) for tl in pod.spec.tolerations))
+                       if not any(tolerates(tl, t, cmp) for tl in pod.spec.tolerations))
             self._work[uid] = _Work(pod, node.metadata.name, taints, now, now,
                                     f"the pod does not tolerate the NoExecute taint {bad}")
             return

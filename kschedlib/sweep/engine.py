@@ -176,14 +176,13 @@ def _run_to_completion(
     every attempt that preempted). A held pod is added once its predecessor is bound."""
     last: dict[str, SchedulingResult] = {}
     preempting: list[SchedulingResult] = []
+    for after, pod in held.items():  # added by the scheduler, as simulate does
+        sched.hold(pod, after=after)
     for _ in range(MAX_ROUNDS):
         for r in sched.run():
             last[r.key] = r
             if r.victims:
                 preempting.append(r)
-            nxt = held.pop(r.key, None) if r.outcome == Outcome.Scheduled else None
-            if nxt is not None:
-                sched.add_pod(nxt)
         if not sched.queue.pods_in_backoff_q() and not sched.queue.pods_in_active_q():
             break
         clock.advance(1.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
@@ -15,15 +16,27 @@ from kschedlib.sweep.variant import Variant
 Progress = Callable[[int, int], None]
 
 
-def text_progress(stream: TextIO = sys.stderr) -> Progress:
-    """A one-line progress bar on ``stream`` (O(1) per update)."""
+def text_progress(stream: TextIO = sys.stderr, interval: float = 5.0) -> Progress:
+    """A one-line progress bar on ``stream`` (O(1) per update), rewritten in place on a
+    terminal; elsewhere (a log, a pipe) a line every ``interval`` seconds and at the end."""
+    isatty = getattr(stream, "isatty", None)
+    tty = bool(callable(isatty) and isatty())
+    next_line = [time.monotonic() + interval]
 
     def show(done: int, total: int) -> None:
         width = 30
         filled = width * done // total if total else width
-        stream.write(f"\rvariants [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        if done == total:
-            stream.write("\n")
+        bar = f"variants [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+        if tty:
+            stream.write(f"\r{bar}")
+            if done == total:
+                stream.write("\n")
+        else:
+            now = time.monotonic()
+            if now < next_line[0] and done != total:
+                return
+            next_line[0] = now + interval
+            stream.write(bar + "\n")
         stream.flush()
 
     return show

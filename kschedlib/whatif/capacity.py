@@ -144,6 +144,7 @@ def capacity(sched: Scheduler, pod: Pod, *, limit: int | None = None, batch: boo
         )
     fwk = fork.framework_for(pod)
     assert fwk is not None
+    saved_post_filter = {name: list(f.post_filter_plugins) for name, f in fork.frameworks.items()}
     for f in fork.frameworks.values():
         f.post_filter_plugins.clear()  # cluster-capacity does not preempt
     base = pod.metadata.name or "replica"
@@ -152,6 +153,7 @@ def capacity(sched: Scheduler, pod: Pod, *, limit: int | None = None, batch: boo
     placed: list[tuple[str, str]] = []
     counts: dict[str, int] = {}
     stop = "limit"
+    preemption: tuple[str, tuple[str, ...]] | None = None
     i = 0
     batched = 0
     proto: PodInfo | None = None
@@ -165,7 +167,17 @@ def capacity(sched: Scheduler, pod: Pod, *, limit: int | None = None, batch: boo
                 stop = "the pod is not ready for scheduling: a PreEnqueue plugin gates it"
                 break
             if result.outcome != Outcome.Scheduled:
+                # The stop reason is the whole FailedScheduling message, PostFilter part
+                # included: the replica's cycle runs again with preemption (in the fork, which
+                # is thrown away) to learn what it would say and whether it would help.
+                for name, f in fork.frameworks.items():
+                    f.post_filter_plugins[:] = saved_post_filter[name]
+                again = fork.schedule_pod(replica)
+                if again is not None and again.outcome != Outcome.Scheduled:
+                    result = again
                 stop = result.message
+                if result.nominated_node:
+                    preemption = (result.nominated_node, tuple(v.key for v in result.victims))
                 break
             host = result.node
             assert host is not None
@@ -183,7 +195,11 @@ def capacity(sched: Scheduler, pod: Pod, *, limit: int | None = None, batch: boo
         counts[host] = counts.get(host, 0) + 1
         i += 1
     key = f"{pod.metadata.namespace or 'default'}/{base}"
-    return CapacityReport(key, len(placed), counts, stop, limit, tuple(placed), batched)
+    return CapacityReport(
+        key, len(placed), counts, stop, limit, tuple(placed), batched,
+        preemption_node=preemption[0] if preemption else None,
+        preemption_victims=preemption[1] if preemption else (),
+    )
 
 
 def _pod_info_like(proto: PodInfo, pod: Pod) -> PodInfo:

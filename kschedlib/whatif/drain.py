@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from kschedlib.api.meta import OwnerReference
+from kschedlib.api.node import Taint
 from kschedlib.api.pod import Pod
 from kschedlib.api.selectors import selector_from
 from kschedlib.api.workloads import PodDisruptionBudget
@@ -52,7 +54,8 @@ MIRROR_POD = "kubernetes.io/config.mirror"
 LONG_TERMINATING_EXTRA = 30.0
 DEFAULT_TERMINATION_GRACE = 30
 _REPLICATED_KINDS = {"ReplicationController", "Job", "ReplicaSet", "StatefulSet"}
-_LOOKUP_KINDS = {"ReplicationController", "ReplicaSet", "StatefulSet"}
+TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
+"""The taint cluster-autoscaler puts on a node it removes (kept on the simulated ghost node)."""
 
 
 @attrs.define(slots=True, frozen=True)
@@ -66,11 +69,16 @@ class AutoscalerDrainOptions:
     """removable_nodes: only nodes below this utilization are candidates."""
 
 
-def _controller(pod: Pod) -> tuple[str, str] | None:
+def _controller_ref(pod: Pod) -> OwnerReference | None:
     for o in pod.metadata.owner_references:
         if o.controller:
-            return o.kind, o.name
+            return o
     return None
+
+
+def _controller(pod: Pod) -> tuple[str, str] | None:
+    ref = _controller_ref(pod)
+    return None if ref is None else (ref.kind, ref.name)
 
 
 def _is_daemonset_pod(pod: Pod) -> bool:
@@ -78,6 +86,39 @@ def _is_daemonset_pod(pod: Pod) -> bool:
     if ref is not None and ref[0] == "DaemonSet":
         return True
     return pod.metadata.annotations.get(DAEMONSET_POD) == "true"
+
+
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+def _missing_controller(sched: Scheduler, pod: Pod) -> str | None:
+    """cluster-autoscaler's replicacount rule: the controller kinds it looks up (Job,
+    ReplicaSet, ReplicationController; DaemonSet and StatefulSet of group apps) must exist;
+    the reason when it does not, None otherwise (other kinds are not looked up)."""
+    ref = _controller_ref(pod)
+    if ref is None:
+        return None
+    name = f"{pod.metadata.namespace}/{pod.metadata.name}"
+    key = f"{pod.metadata.namespace}/{ref.name}"
+    kind, group = ref.kind, _group(ref.api_version)
+    if kind == "ReplicationController":
+        what = "replication controller for {} is not available"
+    elif _is_daemonset_pod(pod):
+        if group != "apps" or kind != "DaemonSet":
+            return None
+        what = "daemonset for {} is not present"
+    elif kind == "Job":
+        what = "job for {} is not available"
+    elif kind == "ReplicaSet":
+        what = "replication controller for {} is not available"
+    elif kind == "StatefulSet" and group == "apps":
+        what = "statefulset for {} is not available"
+    else:
+        return None
+    if sched.objects.get_object(kind, key) is not None:
+        return None
+    return "ControllerNotFound: " + what.format(name)
 
 
 def _long_terminating(pod: Pod, now: float) -> bool:
@@ -155,11 +196,10 @@ def classify_pod(
     if _long_terminating(pod, now):
         return "ignored", "long-terminating pod"
     ref = _controller(pod)
-    if options.skip_nodes_with_custom_controller_pods and ref is not None:
-        kind, owner = ref
-        if kind in _LOOKUP_KINDS and sched.objects.get_object(kind, f"{pod.metadata.namespace}/{owner}") is None:
-            label = {"StatefulSet": "statefulset"}.get(kind, "replication controller")
-            return "blocked", f"ControllerNotFound: {label} for {name} is not available"
+    if options.skip_nodes_with_custom_controller_pods:
+        missing = _missing_controller(sched, pod)
+        if missing is not None:
+            return "blocked", missing
     if _is_daemonset_pod(pod):
         return "stays", "DaemonSet pod"
     if ann.get(SAFE_TO_EVICT) == "true":
@@ -232,12 +272,12 @@ def drain_in_place(
     for f in sched.frameworks.values():
         f.post_filter_plugins.clear()  # autoscaler simulations move pods, they do not preempt
     try:
+        # cluster-autoscaler (PR 9288) keeps each drained node as a tainted ghost without pods
+        # while the pods are placed, so topology spread still counts its domains.
         for node in present:
-            sched.delete_node(node)
+            _replace_with_ghost(sched, node)
         pending: list[Pod] = []
         for pod, _node in movable:
-            with contextlib.suppress(CacheError):
-                sched.delete_pod(pod)
             spec = attrs.evolve(pod.spec, node_name="")
             status = attrs.evolve(pod.status, nominated_node_name="")
             fresh = attrs.evolve(pod, spec=spec, status=status)
@@ -258,10 +298,26 @@ def drain_in_place(
             else:
                 why = result.message if result is not None else "gated at PreEnqueue"
                 rows[pod.uid] = attrs.evolve(r, action="unschedulable", reason=why)
+        for node in present:  # the simulation is over: the ghosts go
+            sched.delete_node(node)
     finally:
         for name, f in sched.frameworks.items():
             f.post_filter_plugins[:] = saved_post_filter[name]
     return DrainReport(tuple(names), tuple(rows.values()), missing)
+
+
+def _replace_with_ghost(sched: Scheduler, node: str) -> None:
+    """The node without its pods, tainted ``ToBeDeletedByClusterAutoscaler:NoSchedule``."""
+    info = sched.cache.get_node(node)
+    obj = info.node
+    for pi in list(info.pods):
+        with contextlib.suppress(CacheError):
+            sched.delete_pod(pi.pod)
+    if obj is None:
+        return
+    taint = Taint(key=TO_BE_DELETED_TAINT, value=str(int(sched.clock.now())), effect="NoSchedule")
+    ghost = attrs.evolve(obj, spec=attrs.evolve(obj.spec, taints=(*obj.spec.taints, taint)))
+    sched.update_node(ghost)
 
 
 def simulate_drain(

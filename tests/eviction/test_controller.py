@@ -229,3 +229,21 @@ def test_evicting_a_pending_pod_deletes_it_at_once_and_leaves_the_queue() -> Non
     r = sched.eviction.evict("default/queued")
     assert (r.code, r.grace_period_seconds) == (200, 0)   # Pending: PDBs do not apply
     assert sched.pending_pods() == [] and sched.run() == []
+
+
+@pytest.mark.parametrize("gate", [True, False])
+def test_taint_eviction_reads_toleration_comparison_operators(gate: bool) -> None:
+    """The controller's GetMatchingTolerations uses TaintTolerationComparisonOperators as the
+    scheduler does: a Gt toleration tolerates a larger integer NoExecute taint only with it."""
+    from kschedlib import FakeClock, Scheduler
+    from kschedlib.eviction import TaintEvictionController
+
+    tainted = node("n1", spec={"taints": [{"key": "sla", "value": "950", "effect": "NoExecute"}]})
+    gt = pod("gt", tolerations=[{"key": "sla", "operator": "Gt", "value": "900",
+                                 "effect": "NoExecute"}])
+    ctl = TaintEvictionController(comparison_operators=gate)
+    ctl.sync({"n1": tainted}, {"n1": [gt]}, 0.0)
+    assert [e.pod.metadata.name for e in ctl.due(0.0)] == ([] if gate else ["gt"])
+    sched = Scheduler(clock=FakeClock(),
+                      feature_gates={"TaintTolerationComparisonOperators": gate})
+    assert sched.eviction.taint_controller.comparison_operators is gate

@@ -77,10 +77,28 @@ def test_several_pdbs_is_500() -> None:
                          "subresource does not support.")
 
 
-def test_pdbs_of_other_namespaces_and_empty_selectors_do_not_apply() -> None:
-    pdbs = [pdb("other-ns", allowed=0, namespace="prod"), pdb("everything", allowed=0, labels={})]
+def test_pdbs_of_other_namespaces_and_missing_selectors_do_not_apply() -> None:
+    no_selector = PodDisruptionBudget.from_dict({
+        "metadata": {"name": "nothing", "namespace": "default"}, "spec": {"minAvailable": 2},
+        "status": {"disruptionsAllowed": 0, "currentHealthy": 3, "desiredHealthy": 2},
+    })
+    pdbs = [pdb("other-ns", allowed=0, namespace="prod"), no_selector]
     r, _ = evaluate_eviction(pod("a", labels=WEB), pdbs, NOW)
     assert r.code == 200 and r.pdb == ""
+
+
+def test_an_empty_selector_selects_every_pod_of_the_namespace() -> None:
+    """policy/v1: ``selector: {}`` covers the whole namespace, for the Eviction API as for the
+    disruption controller's status (kubernetes PR 119732; v1beta1 matched nothing)."""
+    from kschedlib.eviction.disruption import pdb_pods
+
+    everything = pdb("everything", allowed=0, labels={})
+    r, updated = evaluate_eviction(pod("a", labels={"any": "thing"}), [everything], NOW)
+    assert (r.code, r.pdb, updated) == (429, "everything", None)
+    assert r.causes == ("The disruption budget everything needs 2 healthy pods and has 3 currently",)
+    assert [p.metadata.name for p in pdb_pods(everything, [pod("a"), pod("b", labels=WEB)])] == [
+        "a", "b",
+    ]
 
 
 def test_unready_pod_with_a_healthy_budget_is_deleted_without_a_disruption() -> None:

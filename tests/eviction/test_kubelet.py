@@ -315,3 +315,24 @@ def test_why_first_names_the_deciding_comparison() -> None:
     s = Summary.from_dict(summary(pods=[pod_stats(b, mem=2 * Gi), pod_stats(a, mem=512 * Mi)]))
     r = mem.rank([a, b], PodStatsIndex(s.pods))
     assert why_first(r[0], r[1], mem) == "its memory usage exceeds its request and default/a's does not"
+
+
+def test_eviction_message_compares_with_the_allocated_request_of_a_resized_container() -> None:
+    """InPlacePodVerticalScaling is GA: the message reads status.containerStatuses[].
+    allocatedResources (a missing allocation is zero), not the spec's request."""
+    import attrs
+
+    from kschedlib.api.pod import ContainerStatus
+    from kschedlib.api.quantity import parse_quantity
+
+    resized = pod("a", mem="200Mi")
+    resized = attrs.evolve(resized, status=attrs.evolve(resized.status, container_statuses=(
+        ContainerStatus(name="c", allocated_resources={"memory": parse_quantity("100Mi")}),
+    )))
+    mgr = _mgr()
+    r = mgr.synchronize(_memory_pressure([resized], 50 * Mi, {"a": 150 * Mi}), [resized], 0.0)
+    assert r.eviction is not None
+    assert r.eviction.message == (
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. "
+        "Container c was using 150Mi, request is 100Mi, has larger consumption of memory. "
+    )

@@ -812,6 +812,21 @@ def test_hint_after_node_change() -> None:
     assert hint(make_pod(), big, more_mem) == QueueingHint.QueueSkip
 
 
+def test_hints_with_a_wrongly_typed_old_object_queue_with_an_error() -> None:
+    """util.As runs first in v1.35's hints: (Queue, err), not QueueSkip."""
+    from kschedlib.errors import QueueingHintError
+
+    plugin = fit_plugin()
+    pod = make_pod({"cpu": "2"})
+    small = make_node("n1", {"cpu": "1", "memory": "1Gi"})
+    with pytest.raises(QueueingHintError):  # the new node does not fit: was QueueSkip
+        plugin.is_schedulable_after_node_change(pod, "old", small)
+    with pytest.raises(QueueingHintError):
+        plugin.is_schedulable_after_pod_event(pod, small, make_pod({"cpu": "1"}, uid="u2"))
+    with pytest.raises(QueueingHintError):  # a deletion whose old object is no pod
+        plugin.is_schedulable_after_pod_event(pod, small, None)
+
+
 # --- args ---
 
 

@@ -111,3 +111,15 @@ def test_pod_toleration_change_hint() -> None:
 def test_conformance_corpus(scenario: str) -> None:
     problems, _ = check_scenario(scenario, nodeunschedulable.NAME, nodeunschedulable.new)
     assert problems == []
+
+
+def test_wrongly_typed_objects_queue_with_an_error() -> None:
+    """util.As: a wrong old (or new) object is (Queue, err), never QueueSkip."""
+    from kschedlib.errors import QueueingHintError
+
+    with pytest.raises(QueueingHintError):
+        is_schedulable_after_node_change(_pod(), "not a node", _node(False))
+    with pytest.raises(QueueingHintError):
+        is_schedulable_after_node_change(_pod(), _node(True), _pod())
+    with pytest.raises(QueueingHintError):  # old pod wrongly typed: v1.35 checks it too
+        is_schedulable_after_pod_toleration_change(_pod(), _node(False), _pod())

@@ -163,7 +163,7 @@ def test_declared_features_filter() -> None:
     s.delete_node("fancy")
     (r,) = s.run()
     assert r.outcome == Outcome.Unschedulable
-    assert r.message.startswith(f"0/1 nodes are available: 1 {ERR_REASON_UNSATISFIED}.")
+    assert r.message.startswith(f"0/1 nodes are available: 1 {ERR_REASON_UNSATISFIED}: Foo.")
     # The node starts declaring Foo: the pod is requeued by UpdateNodeDeclaredFeature.
     s.update_node(node("plain", declared=["Foo"]))
     (r,) = s.run()
@@ -233,3 +233,80 @@ def test_spread_node_taints_policy_honours_comparison_operators() -> None:
     assert placed[True] == "gold"
     # Off: gold is neither tolerated nor a domain; z2 is the only domain.
     assert placed[False] == "plain"
+
+
+RESTART_ALL = [{"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}]
+
+
+@pytest.mark.parametrize("where", ["containers", "initContainers"])
+def test_v1_35_4_registry_requires_restart_all_containers(where: str) -> None:
+    """v1.35.4's registry: restartPolicyRules with RestartAllContainers need the feature."""
+    from kschedlib.plugins.nodedeclaredfeatures import DEFAULT_FEATURES, infer_for_pod_scheduling
+
+    assert [f.name for f in DEFAULT_FEATURES] == [
+        "GuaranteedQoSPodCPUResize", "RestartAllContainersOnContainerExits",
+    ]
+    containers: dict[str, Any] = {"containers": [{"name": "c"}]}
+    if where == "containers":
+        containers["containers"] = [{"name": "c", "restartPolicyRules": RESTART_ALL}]
+    else:
+        containers["initContainers"] = [{"name": "i", "restartPolicy": "Always",
+                                         "restartPolicyRules": RESTART_ALL}]
+    needy = pod("needy", **containers)
+    plain = pod("plain", containers=[{"name": "c", "restartPolicyRules": [
+        {"action": "Restart", "exitCodes": {"operator": "NotIn", "values": [0]}}]}])
+    assert infer_for_pod_scheduling(DEFAULT_FEATURES, needy) == {
+        "RestartAllContainersOnContainerExits"}
+    assert infer_for_pod_scheduling(DEFAULT_FEATURES, plain) == frozenset()
+
+    s = Scheduler(clock=FakeClock(), deterministic=True,
+                  feature_gates={"NodeDeclaredFeatures": True})
+    s.add_node(node("old"))
+    s.add_pod(needy)
+    (r,) = s.run()
+    assert r.outcome == Outcome.Unschedulable
+    assert r.message.startswith(
+        "0/1 nodes are available: 1 node declared features check failed - unsatisfied "
+        "requirements: RestartAllContainersOnContainerExits.")
+    s.update_node(node("old", declared=["RestartAllContainersOnContainerExits"]))
+    (r,) = s.run()
+    assert r.node == "old"
+
+
+def test_unsatisfied_requirements_are_listed() -> None:
+    from kschedlib.framework.cycle_state import CycleState
+    from kschedlib.framework.types import NodeInfo
+    from kschedlib.plugins.nodedeclaredfeatures.nodedeclaredfeatures import (
+        PRE_FILTER_STATE_KEY,
+        NodeDeclaredFeatures,
+        PreFilterState,
+    )
+
+    pl = NodeDeclaredFeatures(True)
+    state = CycleState()
+    state.write(PRE_FILTER_STATE_KEY, PreFilterState(frozenset({"FeatureB", "FeatureA", "C"})))
+    st = pl.filter(state, pod("p"), NodeInfo(node("n", declared=["C"])))
+    assert st is not None and st.reasons == (
+        "node declared features check failed - unsatisfied requirements: FeatureA, FeatureB",)
+
+
+@pytest.mark.parametrize(
+    ("rule", "path", "problem"),
+    [
+        ({"action": "Kill", "exitCodes": {"operator": "In", "values": [1]}}, "action",
+         'Unsupported value: "Kill": supported values: "Restart", "RestartAllContainers"'),
+        ({"exitCodes": {"operator": "In", "values": [1]}}, "action", "Required value"),
+        ({"action": "Restart"}, "exitCodes", "Required value"),
+        ({"action": "Restart", "exitCodes": {"operator": "Is", "values": [1]}},
+         "exitCodes.operator", 'Unsupported value: "Is": supported values: "In", "NotIn"'),
+        ({"action": "Restart", "exitCodes": {"operator": "In", "values": [3, 3]}},
+         "exitCodes.values[1]", "Duplicate value: 3"),
+    ],
+)
+def test_restart_policy_rules_are_validated(rule: dict[str, Any], path: str, problem: str) -> None:
+    from kschedlib.errors import InvalidObjectError
+
+    with pytest.raises(InvalidObjectError) as exc:
+        pod("p", initContainers=[{"name": "i", "restartPolicyRules": [rule]}])
+    assert str(exc.value) == (
+        f"pod default/p: spec.initContainers[0].restartPolicyRules[0].{path}: {problem}")

@@ -70,3 +70,19 @@ def test_writers_and_summary() -> None:
     out = io.StringIO()
     text_progress(out)(3, 3)
     assert out.getvalue().endswith("3/3\n")
+    # Off a terminal: no carriage returns, only the final line of a short run.
+    out = io.StringIO()
+    show = text_progress(out)
+    for i in range(1, 4):
+        show(i, 3)
+    assert out.getvalue() == f"variants [{'#' * 30}] 3/3\n"
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty = Tty()
+    show = text_progress(tty)
+    for i in range(1, 4):
+        show(i, 3)
+    assert tty.getvalue().count("\r") == 3 and tty.getvalue().endswith("3/3\n")

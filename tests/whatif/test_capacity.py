@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
 from kschedlib import FakeClock, Pod, Scheduler
@@ -25,7 +26,10 @@ def test_resource_limits() -> None:
     r = s.capacity(_template(cpu="500m"))
     assert r.count == 1 + 4 + 4
     assert r.distribution == {"n0": 1, "n1": 4, "n2": 4}
-    assert r.stop_reason == "0/3 nodes are available: 3 Insufficient cpu."
+    assert r.stop_reason == (  # the whole FailedScheduling message, PostFilter part included
+        "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: "
+        "0/3 nodes are available: 3 No preemption victims found for incoming pod.")
+    assert r.preemption_node is None
     assert not r.limited
     assert cache_view(s) == before  # asked in a fork
     limited = s.capacity(_template(cpu="500m"), limit=2)
@@ -160,7 +164,8 @@ def test_batched_loop_reaches_the_same_fit_error() -> None:
     fast, slow = capacity(s, tpl), capacity(s, tpl, batch=False)
     assert fast.count == slow.count == 2 * 73 + 5 * 37
     assert fast.replicas == slow.replicas
-    assert fast.stop_reason == slow.stop_reason == "0/110 nodes are available: 110 Insufficient cpu."
+    assert fast.stop_reason == slow.stop_reason
+    assert fast.stop_reason.startswith("0/110 nodes are available: 110 Insufficient cpu. ")
     assert fast.batched == fast.count - 1
 
 
@@ -177,3 +182,18 @@ def test_batched_loop_counts_nominated_pods() -> None:
     assert fast.replicas == slow.replicas and fast.stop_reason == slow.stop_reason
     assert "n000" not in fast.distribution and fast.count == 2 * 109
     assert fast.batched == fast.count - 1
+
+
+def test_stop_reason_says_when_the_next_replica_would_fit_by_preempting() -> None:
+    s = Scheduler(clock=FakeClock(), seed=1)
+    s.add_node(node("n0", cpu="2"))
+    s.add_pod(pod("low", cpu="1500m", node_name="n0", priority=1))
+    tpl = _template(cpu="1")
+    tpl = attrs.evolve(tpl, spec=attrs.evolve(tpl.spec, priority=100))
+    r = capacity(s, tpl)
+    assert r.count == 0
+    assert r.stop_reason == "0/1 nodes are available: 1 Insufficient cpu."
+    assert (r.preemption_node, r.preemption_victims) == ("n0", ("default/low",))
+    assert "would fit on n0 by preempting default/low" in r.summary()
+    assert r.to_dict()["preemption"] == {"node": "n0", "victims": ["default/low"]}
+    assert [p.key for p in s.bound_pods()] == ["default/low"]  # nothing was evicted

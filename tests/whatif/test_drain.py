@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from kschedlib import FakeClock, Scheduler
-from kschedlib.api.workloads import PodDisruptionBudget, ReplicaSet
+from kschedlib.api.workloads import DaemonSet, Job, PodDisruptionBudget, ReplicaSet
 from kschedlib.errors import InvalidObjectError
 from tests.whatif.helpers import cache_view, node, pod
 
@@ -30,6 +30,7 @@ def test_movable_pods_are_rescheduled_and_daemonset_and_mirror_pods_stay() -> No
     s.add_pod(pod("web", cpu="1", node_name="a"))
     s.add_pod(pod("ds", node_name="a", owner=("DaemonSet", "agent")))
     s.add_pod(pod("static", node_name="a", owner=None, annotations={"kubernetes.io/config.mirror": "x"}))
+    s.add_object(DaemonSet.from_dict({"metadata": {"name": "agent", "namespace": "default"}}))
     before = cache_view(s)
     r = s.simulate_drain(["a"])
     assert r.success
@@ -114,7 +115,9 @@ def test_movable_pod_without_room_makes_the_drain_fail() -> None:
     assert not r.success
     res = r.pods[0]
     assert res.action == "unschedulable"
-    assert res.reason.startswith("0/2 nodes are available: 2 Insufficient cpu.")
+    # the drained node is still there, tainted, while its pods are placed (cluster-autoscaler)
+    assert res.reason.startswith(
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.")
     assert s.simulate_drain(["a", "zzz"]).missing_nodes == ("zzz",)
 
 
@@ -172,3 +175,85 @@ def test_removable_nodes_carry_pdb_budgets_across_removals() -> None:
     r = s.removable_nodes()
     assert [n.node for n in r.removable] == ["a"]
     assert "NotEnoughPdb" in r.not_removable["b"]
+
+
+def test_a_drained_node_keeps_its_topology_domain() -> None:
+    """cluster-autoscaler PR 9288: the drained node stays as a tainted ghost without pods while
+    its pods are placed, so hard topology spread still counts its zone (nodeTaintsPolicy
+    Ignore): draining the only node of a zone fails when the spread would be violated."""
+    s = Scheduler(clock=FakeClock(), seed=2)
+    for name, zone in (("a", "z1"), ("b", "z2"), ("c", "z2")):
+        s.add_node(node(name, cpu="4", zone=zone))
+    s.add_object(ReplicaSet.from_dict({"metadata": {"name": "rs", "namespace": "default"}}))
+    spread = {"topologySpreadConstraints": [{
+        "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "a"}}}]}
+    s.add_pod(pod("w-a", node_name="a", spec=spread))
+    s.add_pod(pod("w-b", node_name="b", spec=spread))
+    r = s.simulate_drain(["a"])
+    assert not r.success  # z1 would have 0 pods, z2 2: skew 2 > 1
+    (res,) = [p for p in r.pods if p.pod == "default/w-a"]
+    assert res.action == "unschedulable"
+    assert "didn't match pod topology spread constraints" in res.reason
+    assert "untolerated taint" in res.reason
+    assert "a" in s.cache.node_names()  # the scheduler asked is unchanged
+    removable = s.removable_nodes(["a"])
+    assert [n.node for n in removable.removable] == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "api_version", "reason"),
+    [
+        ("Job", "batch/v1", "ControllerNotFound: job for default/p is not available"),
+        ("DaemonSet", "apps/v1", "ControllerNotFound: daemonset for default/p is not present"),
+        ("ReplicationController", "v1",
+         "ControllerNotFound: replication controller for default/p is not available"),
+        ("StatefulSet", "apps/v1", "ControllerNotFound: statefulset for default/p is not available"),
+    ],
+)
+def test_every_controller_kind_cluster_autoscaler_looks_up(kind: str, api_version: str,
+                                                          reason: str) -> None:
+    s = _cluster()
+    p = pod("p", node_name="a", owner=(kind, "gone"))
+    owner = attrs.evolve(p.metadata.owner_references[0], api_version=api_version)
+    s.add_pod(attrs.evolve(p, metadata=attrs.evolve(p.metadata, owner_references=(owner,))))
+    r = s.simulate_drain(["a"])
+    assert not r.success
+    assert [(x.action, x.reason) for x in r.pods] == [("blocked", reason)]
+
+
+def test_present_job_and_daemonset_controllers_and_other_kinds() -> None:
+    s = _cluster()
+    s.add_object(Job.from_dict({"metadata": {"name": "batch", "namespace": "default"}}))
+    s.add_object(DaemonSet.from_dict({"metadata": {"name": "agent", "namespace": "default"}}))
+    s.add_pod(pod("job-pod", node_name="a", owner=("Job", "batch")))
+    s.add_pod(pod("ds-pod", node_name="a", owner=("DaemonSet", "agent")))
+    s.add_pod(pod("custom", node_name="b", owner=("MyController", "x")))  # not looked up
+    r = s.simulate_drain(["a"])
+    assert r.success
+    assert _actions(r)["default/ds-pod"] == ("stays", None)
+    assert _actions(r)["default/job-pod"][0] == "moved"
+    r = s.simulate_drain(["b"])
+    assert [(x.action, x.reason) for x in r.pods] == [
+        ("blocked", "NotReplicated: default/custom is not replicated")]
+
+
+def test_add_nodes_like_copies_daemonset_pods_as_the_scale_up_template() -> None:
+    """SanitizedTemplateNodeInfoFromNodeInfo: the copies carry the example's DaemonSet (and
+    mirror) pods, renamed; a pod that fits only without them is not schedulable there."""
+    from kschedlib.whatif.nodes import add_nodes_like
+
+    s = Scheduler(clock=FakeClock(), seed=2)
+    s.add_node(node("a", cpu="4"))
+    s.add_object(DaemonSet.from_dict({"metadata": {"name": "agent", "namespace": "default"}}))
+    s.add_pod(pod("agent-x", cpu="1", node_name="a", owner=("DaemonSet", "agent")))
+    s.add_pod(pod("web", cpu="2500m", node_name="a"))
+    f = s.fork()
+    (copy,) = f.add_nodes_like("a", 1)
+    assert {p.key: p.spec.node_name for p in f.bound_pods() if p.spec.node_name == copy.metadata.name} == {
+        "default/agent-x-a-copy-0": "a-copy-0"}
+    verdict = f.can_schedule(pod("big", cpu="3500m"))
+    assert not verdict.schedulable  # 4 - 1 (the DaemonSet pod) < 3.5
+    bare = s.fork()
+    add_nodes_like(bare, "a", 1, with_daemonset_pods=False)
+    assert bare.can_schedule(pod("big", cpu="3500m")).schedulable

@@ -7,7 +7,7 @@ so ``update_snapshot`` copies only what changed since the snapshot was taken.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -84,6 +84,24 @@ class _PodState:
         self.binding_finished = False
 
 
+_MISSING: Any = object()
+
+
+class _Journal:
+    """What a cache looked like before the first change of each node, pod and image after a
+    savepoint (:meth:`Cache.savepoint`): enough to roll back in O(changes)."""
+
+    __slots__ = ("items", "pod_states", "assumed", "tree", "images")
+
+    def __init__(self) -> None:
+        # name -> (item, NodeInfo, image names) at the savepoint; item None: no such node.
+        self.items: dict[str, tuple[_NodeItem | None, NodeInfo | None, tuple[str, ...]]] = {}
+        self.pod_states: dict[str, Any] = {}
+        self.assumed: dict[str, bool] = {}
+        self.tree: NodeTree | None = None
+        self.images: dict[str, tuple[int, set[str]] | None] = {}
+
+
 @attrs.define(slots=True, frozen=True)
 class Dump:
     """A debugging copy of the cache: every NodeInfo (ghosts included) and the assumed keys."""
@@ -148,7 +166,7 @@ class Cache:
 
     __slots__ = (
         "_ttl", "_clock", "_assumed", "_pod_states", "_nodes", "_head", "_tree", "_images",
-        "_pod_level", "_shared_generation",
+        "_pod_level", "_shared_generation", "_journals",
     )
 
     def __init__(
@@ -168,11 +186,93 @@ class Cache:
         self._images: dict[str, _ImageState] = {}
         # NodeInfos with a generation at or below this are shared with a fork (copy on write).
         self._shared_generation = 0
+        # Open savepoints, oldest first (transactions): every change is noted in each.
+        self._journals: list[_Journal] = []
 
     # ---- forks ----------------------------------------------------------------------------
 
+    def _note(self, name: str) -> None:
+        """Record node ``name`` as it is, in every open savepoint that has not yet."""
+        for j in self._journals:
+            if name not in j.items:
+                item = self._nodes.get(name)
+                j.items[name] = (item, None, ()) if item is None else (item, item.info, item.images)
+
+    def _note_pod(self, key: str) -> None:
+        for j in self._journals:
+            if key not in j.pod_states:
+                j.pod_states[key] = self._pod_states.get(key, _MISSING)
+                j.assumed[key] = key in self._assumed
+
+    def _note_images(self, names: tuple[str, ...] | list[str]) -> None:
+        for j in self._journals:
+            for image_name in names:
+                if image_name not in j.images:
+                    st = self._images.get(image_name)
+                    j.images[image_name] = None if st is None else (st.size, set(st.nodes))
+
+    def _note_tree(self) -> None:
+        for j in self._journals:
+            if j.tree is None:
+                j.tree = self._tree.copy()
+
+    def savepoint(self) -> object:
+        """Start recording changes (a transaction's savepoint); :meth:`rollback` to it undoes
+        them in O(changes), :meth:`release` keeps them. Savepoints nest."""
+        j = _Journal()
+        self._journals.append(j)
+        # NodeInfos of the savepoint are never written again: a change copies them first.
+        self._shared_generation = next_generation()
+        return j
+
+    def release(self, token: object) -> None:
+        """Keep the changes made since the savepoint ``token`` (the innermost one)."""
+        if not self._journals or self._journals[-1] is not token:
+            raise CacheError("savepoints must end innermost first")
+        self._journals.pop()
+
+    def rollback(self, token: object) -> None:
+        """Undo every change since the savepoint ``token`` (the innermost one). The nodes it
+        restores get a fresh generation, so snapshots copy them again (and only them)."""
+        if not self._journals or self._journals[-1] is not token:
+            raise CacheError("savepoints must end innermost first")
+        j = self._journals.pop()
+        for key, old in j.pod_states.items():
+            if old is _MISSING:
+                self._pod_states.pop(key, None)
+            else:
+                self._pod_states[key] = old
+        for key, was in j.assumed.items():
+            if was:
+                self._assumed.add(key)
+            else:
+                self._assumed.discard(key)
+        if j.tree is not None:
+            self._tree = j.tree
+        for image_name, saved in j.images.items():
+            if saved is None:
+                self._images.pop(image_name, None)
+            else:
+                state = self._images[image_name] = _ImageState(saved[0])
+                state.nodes = saved[1]
+        for name, (item, info, images) in j.items.items():
+            current = self._nodes.get(name)
+            if current is not None:
+                self._unlink(current)
+            if item is None or info is None:
+                continue
+            restored = info.clone()
+            restored.generation = next_generation()
+            item.info = restored
+            item.images = images
+            item.prev = item.next = None
+            self._nodes[name] = item
+            self._move_to_head(item)
+
     def _own(self, item: _NodeItem) -> NodeInfo:
         """The item's NodeInfo, copied first when a fork still shares it."""
+        if self._journals:
+            self._note(item.name)
         info = item.info
         if info.generation <= self._shared_generation:
             info = item.info = info.clone()
@@ -196,6 +296,7 @@ class Cache:
             image.nodes = set(st.nodes)
             new._images[name] = image
         new._shared_generation = mark
+        new._journals = []
         nodes: dict[str, _NodeItem] = {}
         prev: _NodeItem | None = None
         head: _NodeItem | None = None
@@ -223,6 +324,8 @@ class Cache:
     def _item(self, name: str) -> _NodeItem:
         item = self._nodes.get(name)
         if item is None:
+            if self._journals:
+                self._note(name)
             item = self._nodes[name] = _NodeItem(name)
         return item
 
@@ -242,6 +345,8 @@ class Cache:
         self._head = item
 
     def _unlink(self, item: _NodeItem) -> None:
+        if self._journals:
+            self._note(item.name)
         prev, nxt = item.prev, item.next
         if prev is not None:
             prev.next = nxt
@@ -261,6 +366,8 @@ class Cache:
         self._own(item).add_pod(pod_info)
         self._move_to_head(item)
         key = pod.uid
+        if self._journals:
+            self._note_pod(key)
         self._pod_states[key] = _PodState(pod)
         if assumed:
             self._assumed.add(key)
@@ -276,6 +383,8 @@ class Cache:
             else:
                 self._move_to_head(item)
         key = cached.uid
+        if self._journals:
+            self._note_pod(key)
         del self._pod_states[key]
         self._assumed.discard(key)
 
@@ -301,6 +410,8 @@ class Cache:
             ps.deadline = (self._clock.now() if now is None else now) + self._ttl
         ps.binding_finished = True
         # A fresh state object: a fork may share the old one.
+        if self._journals:
+            self._note_pod(key)
         self._pod_states[key] = ps
 
     def forget_pod(self, pod: Pod) -> None:
@@ -401,6 +512,9 @@ class Cache:
     def _add_images(self, item: _NodeItem, node: Node) -> None:
         table = self._images
         name = item.name
+        if self._journals:
+            self._note(name)
+            self._note_images([n for image in node.status.images for n in image.names])
         names: dict[str, None] = {}
         for image in node.status.images:
             for image_name in image.names:
@@ -413,6 +527,9 @@ class Cache:
 
     def _remove_images(self, item: _NodeItem) -> None:
         table = self._images
+        if self._journals:
+            self._note(item.name)
+            self._note_images(item.images)
         for image_name in item.images:
             state = table.get(image_name)
             if state is not None:
@@ -426,6 +543,8 @@ class Cache:
         item = self._item(node.metadata.name)
         self._remove_images(item)
         self._move_to_head(item)
+        if self._journals:
+            self._note_tree()
         self._tree.add_node(node)
         self._add_images(item, node)
         self._own(item).set_node(node)
@@ -442,6 +561,8 @@ class Cache:
         item = self._item(name)
         self._remove_images(item)
         self._move_to_head(item)
+        if self._journals:
+            self._note_tree()
         self._tree.update_node(old_node, new_node)
         self._add_images(item, new_node)
         self._own(item).set_node(new_node)
@@ -463,6 +584,8 @@ class Cache:
             self._move_to_head(item)
         else:
             self._unlink(item)
+        if self._journals:
+            self._note_tree()
         self._tree.remove_node(name)
         self._remove_images(item)
 
@@ -497,6 +620,11 @@ class Cache:
     def node_names(self) -> list[str]:
         """Names of the nodes in the node tree, in snapshot (round-robin by zone) order."""
         return self._tree.list()
+
+    def pods(self) -> list[Pod]:
+        """Every pod in the cache (bound and assumed), node by node as :meth:`dump` lists
+        them, without copying any NodeInfo."""
+        return [pi.pod for item in self._nodes.values() for pi in item.info.pods]
 
     def dump(self) -> Dump:
         return Dump(

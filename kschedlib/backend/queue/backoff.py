@@ -55,6 +55,7 @@ class BackoffQueue:
         "_metrics",
         "pod_backoff_q",
         "pod_error_backoff_q",
+        "owner_epoch",
     )
 
     def __init__(
@@ -77,6 +78,9 @@ class BackoffQueue:
             self._less_with_priority if pop_from_backoff_q else self._less_backoff_completed,
         )
         self.pod_error_backoff_q: Heap[QueuedPodInfo] = Heap(_key, self._less_backoff_completed)
+        self.owner_epoch = 0
+        """The owning queue's copy-on-write epoch: entries of another epoch are shared with a
+        fork and never written (their backoff end is computed, not cached)."""
 
     def copy_from(self, other: BackoffQueue, copy_item: Callable[[QueuedPodInfo], QueuedPodInfo]) -> None:
         """Take a copy of ``other``'s two heaps (forks)."""
@@ -107,10 +111,12 @@ class BackoffQueue:
             count = p.consecutive_errors_count
         if count == 0:
             return NO_BACKOFF
-        if p.backoff_expiration is None:
-            duration = self.calculate_backoff_duration(count)
-            p.backoff_expiration = self.align_to_window(p.timestamp + duration)
-        return p.backoff_expiration
+        end = p.backoff_expiration
+        if end is None:
+            end = self.align_to_window(p.timestamp + self.calculate_backoff_duration(count))
+            if p.epoch == self.owner_epoch:
+                p.backoff_expiration = end
+        return end
 
     def is_pod_backing_off(self, p: QueuedPodInfo) -> bool:
         """True while the clock has not left the window of ``p``'s backoff end."""

@@ -174,8 +174,8 @@ class PriorityQueue:
         keeps its own plugins, hints and clock. QueuedPodInfos are shared copy-on-write: both
         queues move to new epochs, and each copies a QueuedPodInfo of an older epoch before
         changing it (``_own``)."""
-        other._epoch = next(_EPOCHS)
-        self._epoch = next(_EPOCHS)
+        other._epoch = other._backoff.owner_epoch = next(_EPOCHS)
+        self._epoch = self._backoff.owner_epoch = next(_EPOCHS)
         self._active.copy_from(other._active, _same)
         self._backoff.copy_from(other._backoff, _same)
         self._unschedulable = dict(other._unschedulable)
@@ -317,6 +317,7 @@ class PriorityQueue:
         self, p: QueuedPodInfo, strategy: QueueingStrategy, event: str
     ) -> str:
         """Put the pod where ``strategy`` says; returns the queue it ended up in."""
+        p = self._own(p)  # the backoff check below caches on it: never on a fork's entry
         if strategy == QueueingStrategy.QueueSkip:
             self._unschedulable_add_or_update(p, event)
             return UNSCHEDULABLE_Q

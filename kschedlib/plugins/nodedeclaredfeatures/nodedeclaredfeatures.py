@@ -2,10 +2,11 @@
 node-level feature goes only to nodes that list it in ``status.declaredFeatures``.
 
 The features a pod needs are inferred from its spec by a registry of features (the
-component-helpers nodedeclaredfeatures framework). v1.35 registers one feature,
-``GuaranteedQoSPodCPUResize``, which matters for resizes only, so with the default registry no
-pod requires anything at scheduling time; hosts can construct the plugin with their own
-registry (``new_with_features``).
+component-helpers nodedeclaredfeatures framework). v1.35.4 registers two:
+``GuaranteedQoSPodCPUResize`` (resizes only, never needed at scheduling time) and
+``RestartAllContainersOnContainerExits`` (a container or init container with a
+``restartPolicyRules`` action ``RestartAllContainers``). Hosts can construct the plugin with
+their own registry (``new_with_features``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from kschedlib.framework.types import NodeInfo
 
 NAME = "NodeDeclaredFeatures"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
-ERR_REASON_UNSATISFIED = "node(s) didn't match Pod's required features"
+ERR_REASON_UNSATISFIED = "node declared features check failed - unsatisfied requirements"
+"""The Filter reason's prefix; ``: A, B`` lists the features the node does not declare."""
 SCHEDULER_VERSION = (1, 35)
 
 
@@ -60,7 +62,26 @@ class GuaranteedQoSPodCPUResize:
         return False
 
 
-DEFAULT_FEATURES: tuple[DeclaredFeature, ...] = (GuaranteedQoSPodCPUResize(),)
+@attrs.define(frozen=True, slots=True)
+class RestartAllContainersOnContainerExits:
+    """A pod whose containers or init containers have a restart rule with action
+    ``RestartAllContainers`` needs a node that declares the feature."""
+
+    name: str = "RestartAllContainersOnContainerExits"
+    max_version: tuple[int, int] | None = None
+
+    def infer_for_scheduling(self, pod: Pod) -> bool:
+        return any(
+            rule.action == "RestartAllContainers"
+            for c in (*pod.spec.containers, *pod.spec.init_containers)
+            for rule in c.restart_policy_rules
+        )
+
+
+DEFAULT_FEATURES: tuple[DeclaredFeature, ...] = (
+    GuaranteedQoSPodCPUResize(),
+    RestartAllContainersOnContainerExits(),
+)
 
 
 def infer_for_pod_scheduling(
@@ -132,8 +153,13 @@ class NodeDeclaredFeatures:
             )
         node = node_info.node
         declared = node.status.declared_features if node is not None else ()
-        if not s.requirements.issubset(declared):
-            return Status(Code.UnschedulableAndUnresolvable, (ERR_REASON_UNSATISFIED,), self._name)
+        missing = sorted(s.requirements.difference(declared))
+        if missing:
+            return Status(
+                Code.UnschedulableAndUnresolvable,
+                (f"{ERR_REASON_UNSATISFIED}: {', '.join(missing)}",),
+                self._name,
+            )
         return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -34,6 +34,7 @@ from kschedlib.framework.interface import PreFilterResult
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.dynamicresources.extended import MappingCache
+from kschedlib.plugins.helper.typed import as_objects
 from kschedlib.plugins.noderesources.args import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -359,7 +360,10 @@ class Fit:
 
     def is_schedulable_after_pod_event(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """A deleted scheduled (or nominated) pod, or a scale-down that frees what the pod needs."""
+        old_obj, new_obj = as_objects(Pod, old_obj, new_obj)
         if new_obj is None:
+            if old_obj is None:
+                return QueueingHint.Queue
             if not old_obj.spec.node_name and not old_obj.status.nominated_node_name:
                 return QueueingHint.QueueSkip
             return QueueingHint.Queue
@@ -373,6 +377,9 @@ class Fit:
         self, pod: Pod, old_obj: Any, new_obj: Any
     ) -> QueueingHint:
         """A new node with room for the pod, or more of a resource it requests on a node."""
+        old_obj, new_obj = as_objects(Node, old_obj, new_obj)
+        if new_obj is None:
+            return QueueingHint.Queue
         if not is_fit(pod, new_obj):
             return QueueingHint.QueueSkip
         if old_obj is None:

@@ -9,6 +9,7 @@ from typing import Any
 from kschedlib.api.node import Node, Taint
 from kschedlib.api.pod import Pod, Toleration
 from kschedlib.api.taints import tolerations_tolerate_taint
+from kschedlib.errors import QueueingHintError
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import (
     ActionType,
@@ -20,6 +21,7 @@ from kschedlib.framework.events import (
 from kschedlib.framework.registry import PluginSpec
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import NodeInfo
+from kschedlib.plugins.helper.typed import as_objects
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -74,8 +76,9 @@ class NodeUnschedulable:
 
 def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
     """Queue when a schedulable node is added or a node is uncordoned."""
-    if not isinstance(new_obj, Node) or (old_obj is not None and not isinstance(old_obj, Node)):
-        raise TypeError("expected Node objects")
+    old_obj, new_obj = as_objects(Node, old_obj, new_obj)
+    if new_obj is None:
+        raise QueueingHintError("expected a Node, got None")
     if new_obj.spec.unschedulable:
         return QueueingHint.QueueSkip
     if old_obj is None or old_obj.spec.unschedulable:
@@ -87,8 +90,9 @@ def is_schedulable_after_pod_toleration_change(
     pod: Pod, old_obj: Any, new_obj: Any
 ) -> QueueingHint:
     """Queue when the rejected pod itself now tolerates the unschedulable taint."""
-    if not isinstance(new_obj, Pod):
-        raise TypeError(f"expected Pod, got {type(new_obj).__name__}")
+    old_obj, new_obj = as_objects(Pod, old_obj, new_obj)
+    if new_obj is None:
+        raise QueueingHintError("expected a Pod, got None")
     if new_obj.uid == pod.uid and tolerates_unschedulable(new_obj.spec.tolerations):
         return QueueingHint.Queue
     return QueueingHint.QueueSkip

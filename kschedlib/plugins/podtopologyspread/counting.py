@@ -7,7 +7,8 @@ shares are kept per such key with the NodeInfo generation they were taken at, an
 cycle to the next only the nodes whose generation changed are counted again. The totals come
 out as recounting gives them, keys in the same (first seen) order. Which nodes changed comes
 from the snapshot's change log when it can tell (Snapshot.changed_since), else from comparing
-every node's generation.
+every node's generation; when nodes come or go, the shares of the nodes still listed with the
+same NodeInfo and generation are kept.
 """
 
 from __future__ import annotations
@@ -221,8 +222,22 @@ class SpreadCounter:
                 gens[i] = ni.generation
             if rebuild:
                 entry.totals = _totals(shares, k)
-        else:
-            entry = None
+        elif entry is not None:
+            # Nodes came or went (the list was rebuilt): a node still listed with the same
+            # NodeInfo at the same generation keeps its share; the others are counted.
+            kept = {
+                ni.name: (ni, g, sh)
+                for ni, g, sh in zip(entry.nodes, entry.gens, entry.shares, strict=True)
+            }
+            nodes = list(all_nodes)
+            shares = []
+            for ni in nodes:
+                was = kept.get(ni.name)
+                if was is not None and was[0] is ni and was[1] == ni.generation:
+                    shares.append(was[2])
+                else:
+                    shares.append(node_share(pod, constraints, required, ns, ni, require_all))
+            entry = _Entry(nodes, [ni.generation for ni in nodes], shares, _totals(shares, k))
         if entry is None:
             nodes = list(all_nodes)
             shares = [node_share(pod, constraints, required, ns, ni, require_all) for ni in nodes]

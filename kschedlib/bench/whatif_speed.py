@@ -1,0 +1,140 @@
+"""``python -m kschedlib.bench --whatif SCENARIO.json``: what-if at interactive speed.
+
+One line per target: a one-pod ``transaction()`` round trip (median and p99), ``removable_nodes()``
+over the candidates, and ``capacity()`` of templates with topology spread and with pod
+(anti-)affinity. CPU times are printed beside wall times: the CPU time is the steadier figure on
+a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import time
+from typing import Any
+
+from kschedlib.api.pod import Pod
+from kschedlib.bench.whatif_bench import PROBE, _load
+from kschedlib.scheduler import Scheduler
+
+SPREAD: dict[str, Any] = {
+    "metadata": {"name": "spread", "namespace": "default", "labels": {"app": "spread"}},
+    "spec": {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}}}],
+        "topologySpreadConstraints": [{
+            "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "spread"}},
+        }],
+    },
+}
+ANTI: dict[str, Any] = {
+    "metadata": {"name": "anti", "namespace": "default", "labels": {"app": "anti"}},
+    "spec": {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}}}],
+        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+            "topologyKey": "kubernetes.io/hostname",
+            "labelSelector": {"matchLabels": {"app": "anti"}},
+        }]}},
+    },
+}
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def transaction_round_trips(
+    sched: Scheduler, rounds: int
+) -> tuple[list[float], list[float], int]:
+    """Wall and CPU seconds of ``rounds`` one-pod transactions (add, schedule, roll back),
+    and how many of the pods were scheduled inside."""
+    walls: list[float] = []
+    cpus: list[float] = []
+    placed = 0
+    for i in range(rounds):
+        pod = Pod.from_dict({**PROBE, "metadata": {**PROBE["metadata"], "name": f"txn-{i}"}})
+        t, c = time.perf_counter(), time.process_time()
+        with sched.transaction():
+            sched.add_pod(pod)
+            results = sched.run()
+        walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+        placed += sum(1 for r in results if r.node)
+    return walls, cpus, placed
+
+
+def _replicated(sched: Scheduler) -> Scheduler:
+    """A fork whose bound pods belong to a ReplicaSet (so cluster-autoscaler's rules let them
+    move): what a scale-down simulation of a real cluster mostly sees."""
+    from kschedlib.api.workloads import ReplicaSet
+
+    work = sched.fork()
+    namespaces = {p.metadata.namespace for p in work.bound_pods()}
+    for ns in sorted(namespaces):
+        work.add_object(ReplicaSet.from_dict({
+            "metadata": {"name": "bench", "namespace": ns, "uid": f"rs-{ns}"},
+            "spec": {"selector": {"matchLabels": {"app": "bench"}}},
+        }))
+    owner = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "bench",
+              "controller": True}]
+    for p in work.bound_pods():
+        refs = [{**owner[0], "uid": f"rs-{p.metadata.namespace}"}]
+        work.update_pod(Pod.from_dict({**p.to_dict(), "metadata": {
+            **p.to_dict()["metadata"], "ownerReferences": refs}}))
+    return work
+
+
+def main(argv: list[str], out: Any = None) -> int:
+    out = out or sys.stdout
+    ap = argparse.ArgumentParser(prog="python -m kschedlib.bench --whatif")
+    ap.add_argument("scenario")
+    ap.add_argument("--rounds", type=int, default=200, help="transaction round trips")
+    ap.add_argument("--candidates", type=int, default=None,
+                    help="removable_nodes() over the first N nodes (default: all)")
+    ap.add_argument("--replicas", type=int, default=5000, help="capacity() replicas per template")
+    ap.add_argument("--only", default="txn,removable,capacity",
+                    help="comma-separated subset of txn,removable,capacity")
+    args = ap.parse_args(argv)
+    only = set(args.only.split(","))
+    t = time.perf_counter()
+    scenario, sched = _load(args.scenario, pending=True)
+    sched.run()
+    gc.collect()
+    gc.freeze()  # the loaded cluster is long-lived: keep it out of the collector's passes
+    print(f"whatif scenario: {scenario.name} ({len(scenario.nodes)} nodes, "
+          f"{len(sched.bound_pods())} pods bound), loaded in {time.perf_counter() - t:.1f} s",
+          file=out)
+    if "txn" in only:
+        transaction_round_trips(sched, 3)  # warm-up
+        walls, cpus, placed = transaction_round_trips(sched, args.rounds)
+        print(f"whatif transaction round trip (1 pod, {placed}/{args.rounds} placed): median "
+              f"{statistics.median(walls) * 1000:.2f} ms, p99 {_pct(walls, 0.99) * 1000:.2f} ms "
+              f"wall; CPU median {statistics.median(cpus) * 1000:.2f} ms, p99 "
+              f"{_pct(cpus, 0.99) * 1000:.2f} ms (target: median < 5 ms, p99 < 20 ms)", file=out)
+    if "removable" in only:
+        work = _replicated(sched)
+        names = sorted(work.cache.node_names())
+        if args.candidates is not None:
+            names = names[: args.candidates]
+        t, c = time.perf_counter(), time.process_time()
+        report = work.removable_nodes(names)
+        wall, cpu = time.perf_counter() - t, time.process_time() - c
+        removable = len(report.removable)
+        print(f"whatif removable_nodes (pods of a ReplicaSet): {len(names)} candidates "
+              f"({removable} removable) in "
+              f"{cpu:.2f} s CPU ({wall:.2f} s wall), {cpu / max(len(names), 1) * 1000:.1f} ms "
+              "CPU per candidate (target: 5000 candidates < 15 s)", file=out)
+    if "capacity" in only:
+        for label, template in (("topology spread", SPREAD), ("pod anti-affinity", ANTI)):
+            pod = Pod.from_dict(template)
+            t, c = time.perf_counter(), time.process_time()
+            cap = sched.capacity(pod, limit=args.replicas)
+            wall, cpu = time.perf_counter() - t, time.process_time() - c
+            print(f"whatif capacity ({label}): {cap.count} replicas in {cpu:.2f} s CPU "
+                  f"({wall:.2f} s wall): {cap.count / max(cpu, 1e-9):.0f} replicas/s CPU "
+                  f"(target: >= 5000/s), stop: {cap.stop_reason}", file=out)
+    return 0
