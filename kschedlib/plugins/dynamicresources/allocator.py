@@ -695,7 +695,9 @@ class _Run:
         self.allocating_capacity: dict[DeviceID, CapacityMap] = {}
         # Counters consumed by devices being allocated: pool name -> set -> counter.
         self.consumed_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
-        self.pool_of: dict[tuple[str, str], _Pool] = {(p.driver, p.name): p for p in self.pools}
+        self.pool_of: dict[tuple[str, str], _Pool] = (
+            {(p.driver, p.name): p for p in self.pools} if self.experimental else {}
+        )
 
     # ------------------------------------------------------------------ setup
 
@@ -1191,6 +1193,10 @@ class _Run:
         """The configs of the chosen (sub)requests' classes, once per class with every
         request using the class, then the claim's configs: those for all requests, and the
         others once per request (or chosen subrequest) they name, as v1.35 writes them."""
+        if not claim.spec.devices.config and all(
+            r.req.device_class is None or not r.req.device_class.spec.config for r in results
+        ):
+            return ()
         chosen: dict[str, _Req] = {}
         for r in results:
             chosen.setdefault(r.req.base_name, r.req)
