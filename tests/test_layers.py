@@ -58,15 +58,8 @@ LAYERS: dict[str, int] = {
     "__main__": 8,
 }
 
-# The one circle left on purpose: issue 25 rewrites cel.py/selector_cache.py and removes it.
-KNOWN_CIRCLES: set[frozenset[str]] = {
-    frozenset(
-        {
-            "kschedlib.plugins.dynamicresources.cel",
-            "kschedlib.plugins.dynamicresources.selector_cache",
-        }
-    ),
-}
+# Circles left on purpose (none since issue 25 removed cel.py <-> selector_cache.py).
+KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 
 def _module_name(path: Path) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, insort
 from collections.abc import Iterable, Sequence
 
 from kschedlib.api.node import Node
@@ -154,16 +154,40 @@ class Snapshot:
             i = next((k for k, ni in enumerate(lst) if ni is old), None)
         if i is not None:
             lst[i] = new
+        at = self.positions.get(name)
         for aff in (
             self.have_pods_with_affinity_node_info_list,
             self.have_pods_with_required_anti_affinity_node_info_list,
         ):
             if aff:
-                for k, ni in enumerate(aff):
-                    if ni is old:
-                        aff[k] = new
-                        break
+                k = self._affinity_index(aff, name, at, old)
+                if k is not None:
+                    aff[k] = new
         return new
+
+    def _affinity_index(
+        self, aff: list[NodeInfo], name: str, at: int | None, old: NodeInfo
+    ) -> int | None:
+        """Where ``old`` (node ``name``, at position ``at``) sits in an affinity list, None
+        when absent: found by bisection on the node positions (the lists keep node_info_list
+        order), else by a scan."""
+        pos = self.positions
+        if at is not None:
+            try:
+                k = bisect_left(aff, at, key=lambda n: pos[n.name])
+            except KeyError:
+                k = -1
+            if 0 <= k < len(aff):
+                if aff[k] is old:
+                    return k
+                if aff[k].name != name:
+                    return None  # not listed (the node's place holds another node)
+            elif k == len(aff):
+                return None
+        for k, ni in enumerate(aff):
+            if ni is old:
+                return k
+        return None
 
     def update_affinity_lists(
         self, affinity: list[tuple[NodeInfo, bool]], anti_affinity: list[tuple[NodeInfo, bool]]

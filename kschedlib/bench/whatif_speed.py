@@ -134,7 +134,8 @@ def main(argv: list[str], out: Any = None) -> int:
             t, c = time.perf_counter(), time.process_time()
             cap = sched.capacity(pod, limit=args.replicas)
             wall, cpu = time.perf_counter() - t, time.process_time() - c
-            print(f"whatif capacity ({label}): {cap.count} replicas in {cpu:.2f} s CPU "
+            print(f"whatif capacity ({label}): {cap.count} replicas ({cap.batched} batched) "
+                  f"in {cpu:.2f} s CPU "
                   f"({wall:.2f} s wall): {cap.count / max(cpu, 1e-9):.0f} replicas/s CPU "
                   f"(target: >= 5000/s), stop: {cap.stop_reason}", file=out)
     return 0

@@ -3,12 +3,8 @@ kube-scheduler v1.35's semantics. A Framework is also the Handle its plugins rec
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Collection, Mapping, Sequence
-from operator import add
 from typing import Any
-
-import attrs
 
 from kschedlib.api.pod import Pod, pod_priority
 from kschedlib.config.types import EXTENSION_POINTS, PluginRef, Profile
@@ -20,7 +16,6 @@ from kschedlib.framework.handle import FakeClock, NoopHostHooks, ObjectStore
 from kschedlib.framework.interface import (
     MAX_NODE_SCORE,
     MAX_TOTAL_SCORE,
-    NodeScore,
     NodeToStatusReader,
     PostFilterResult,
     PreFilterResult,
@@ -30,14 +25,26 @@ from kschedlib.framework.node_local_cache import (
     NodeLocalCache,
 )
 from kschedlib.framework.registry import Registry
-from kschedlib.framework.reuse import (
-    ResultReuse,
-    _out_of_range,
-    _wrong_count,
+from kschedlib.framework.runtime_binding import MAX_PERMIT_TIMEOUT, BindingPoints
+from kschedlib.framework.runtime_score import (
+    NodePluginScores,
+    PluginScore,
+    ScoreBreakdown,
+    ScorePoints,
 )
-from kschedlib.framework.status import SKIP, Code, Status, from_exception
+from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.framework.waiting_pods import WaitingPod, WaitingPodsMap
+
+__all__ = [
+    "MAX_PERMIT_TIMEOUT",
+    "POINT_METHODS",
+    "Framework",
+    "NodePluginScores",
+    "Nominator",
+    "PluginScore",
+    "ScoreBreakdown",
+]
 
 # Method that makes a plugin implement each extension point.
 POINT_METHODS: Mapping[str, str] = {
@@ -54,34 +61,6 @@ POINT_METHODS: Mapping[str, str] = {
     "bind": "bind",
     "post_bind": "post_bind",
 }
-
-MAX_PERMIT_TIMEOUT = 15 * 60.0
-
-
-@attrs.define(slots=True)
-class PluginScore:
-    name: str
-    score: int
-
-
-@attrs.define(slots=True)
-class NodePluginScores:
-    """A node's weighted score per plugin and their total."""
-
-    name: str
-    scores: list[PluginScore]
-    total_score: int
-
-
-@attrs.define(slots=True)
-class ScoreBreakdown:
-    """Raw and normalized per-plugin scores (node order as given), for explanations."""
-
-    plugins: list[str]
-    weights: dict[str, int]
-    raw: dict[str, list[int]]
-    normalized: dict[str, list[int]]
-
 
 class Nominator:
     """What the framework needs from the queue's nominator (this one nominates nothing)."""
@@ -104,8 +83,9 @@ def _ok(status: Status | None) -> bool:
     return status is None or status.code == Code.Success
 
 
-class Framework(ResultReuse):
-    """One profile's plugins, run per extension point (frameworkImpl)."""
+class Framework(ScorePoints, BindingPoints):
+    """One profile's plugins, run per extension point (frameworkImpl); Score in
+    runtime_score.py, Reserve to PostBind in runtime_binding.py, result reuse in reuse.py."""
 
     def __init__(
         self,
@@ -539,300 +519,6 @@ class Framework(ResultReuse):
                 rejector = pl.name
         return result, Status(Code.Unschedulable, tuple(reasons), rejector)
 
-    # --- Score --------------------------------------------------------------------------
-
-    def run_pre_score_plugins(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> Status | None:
-        skip: set[str] = set()
-        try:
-            for pl in self.pre_score_plugins:
-                try:
-                    st = pl.pre_score(state, pod, nodes)
-                except Exception as exc:
-                    st = from_exception(exc, pl.name)
-                if st is not None and st.code == Code.Skip:
-                    skip.add(pl.name)
-                    continue
-                if not _ok(st):
-                    assert st is not None
-                    return Status.error(
-                        f'running PreScore plugin "{pl.name}": {st.message()}', pl.name
-                    )
-            return None
-        finally:
-            state.skip_score_plugins = skip
-
-    def run_score_plugins(
-        self,
-        state: CycleState,
-        pod: Pod,
-        nodes: Sequence[NodeInfo],
-        breakdown: ScoreBreakdown | None = None,
-        *,
-        detailed: bool = True,
-    ) -> tuple[list[NodePluginScores], Status | None]:
-        """Score, NormalizeScore, then weights. With ``detailed`` each node carries its
-        per-plugin weighted scores; ``breakdown`` also records raw and normalized ones."""
-        totals, names, weighted_by_plugin, st = self._score(state, pod, nodes, breakdown)
-        if st is not None:
-            return [], st
-        if detailed:
-            return [
-                NodePluginScores(
-                    ni.name,
-                    [PluginScore(nm, w[i]) for nm, w in zip(names, weighted_by_plugin, strict=True)],
-                    totals[i],
-                )
-                for i, ni in enumerate(nodes)
-            ], None
-        return [NodePluginScores(ni.name, [], totals[i]) for i, ni in enumerate(nodes)], None
-
-    def run_score_plugins_totals(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status | None]:
-        """The total weighted score of each node (in ``nodes`` order), as run_score_plugins
-        computes them, without building per-node result objects."""
-        if self.node_local_cache is not None and len(nodes) > 1:
-            fast = self._score_totals_folded(state, pod, nodes)
-            if fast is not None:
-                return fast
-        totals, _, _, st = self._score(state, pod, nodes, None)
-        return totals, st
-
-    def _score(
-        self,
-        state: CycleState,
-        pod: Pod,
-        nodes: Sequence[NodeInfo],
-        breakdown: ScoreBreakdown | None,
-    ) -> tuple[list[int], list[str], list[list[int]], Status | None]:
-        skip = state.skip_score_plugins
-        plugins = [pl for pl in self.score_plugins if pl.name not in skip]
-        n = len(nodes)
-        totals = [0] * n
-        weighted_by_plugin: list[list[int]] = []
-        stored: dict[str, list[int]] = {}
-        if self.node_local_cache is not None and n > 1:
-            stored, st = self._node_local_raw_scores(state, pod, nodes, plugins)
-            if st is not None:
-                return [], [], [], st
-        for pl in plugins:
-            name = pl.name
-            try:
-                out = self._score_one_plugin(pl, state, pod, nodes, breakdown, stored.get(name))
-            except Exception as exc:  # a raising Score/NormalizeScore: the plugin's error
-                out = from_exception(exc, name)
-            if isinstance(out, Status):
-                return [], [], [], out
-            vals = out
-            bad = _out_of_range(name, vals)
-            if bad is not None:
-                return [], [], [], bad
-            w = self.score_weights[name]
-            weighted = vals if w == 1 else [v * w for v in vals]
-            if len(weighted) != n:
-                return [], [], [], _wrong_count(name, len(weighted), n)
-            totals = list(map(add, totals, weighted))
-            weighted_by_plugin.append(weighted)
-        if breakdown is not None:
-            breakdown.plugins = [pl.name for pl in plugins]
-            breakdown.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
-        return totals, [pl.name for pl in plugins], weighted_by_plugin, None
-
-    def _score_one_plugin(
-        self,
-        pl: Any,
-        state: CycleState,
-        pod: Pod,
-        nodes: Sequence[NodeInfo],
-        breakdown: ScoreBreakdown | None,
-        stored: list[int] | None = None,
-    ) -> list[int] | Status:
-        """One plugin's Score (unless ``stored`` has its raw scores) and NormalizeScore over
-        ``nodes``: its scores, or the Error status the cycle fails with (a raising plugin
-        counts as its error status)."""
-        name = pl.name
-        vals: list[int]
-        st: Status | None
-        try:
-            batch = getattr(pl, "score_nodes", None)
-            if stored is not None:
-                vals, st = stored, None
-            elif batch is not None:
-                vals, st = batch(state, pod, nodes)
-            else:
-                fn = pl.score
-                vals = []
-                append = vals.append
-                st = None
-                for ni in nodes:
-                    score, st = fn(state, pod, ni)
-                    if st is not None and st.code != Code.Success:
-                        break
-                    append(score)
-        except Exception as exc:
-            st = from_exception(exc, name)
-        if st is not None and st.code != Code.Success:
-            return Status.error(
-                f'running Score plugins: plugin "{name}" failed with: {st.message()}', name
-            )
-        if breakdown is not None:
-            breakdown.raw[name] = list(vals)
-        try:
-            ext = pl.score_extensions()
-            if ext is not None:
-                fast = getattr(ext, "normalize_score_values", None)
-                if fast is not None:
-                    st = fast(state, pod, vals)
-                else:
-                    scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, vals, strict=True)]
-                    st = ext.normalize_score(state, pod, scores)
-                    vals = [ns.score for ns in scores]
-        except Exception as exc:
-            st = from_exception(exc, name)
-        if not _ok(st):
-            assert st is not None
-            return Status.error(
-                f'running Normalize on Score plugins: plugin "{name}" failed with: '
-                f"{st.message()}",
-                name,
-            )
-        if breakdown is not None:
-            breakdown.normalized[name] = list(vals)
-        return vals
-
-    # --- Reserve / Permit ---------------------------------------------------------------
-
-    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for pl in self.reserve_plugins:
-            st: Status | None
-            try:
-                st = pl.reserve(state, pod, node_name)
-            except Exception as exc:
-                st = from_exception(exc, pl.name)
-            if not _ok(st):
-                assert st is not None
-                if st.is_rejected():
-                    return st.with_plugin(pl.name)
-                return Status.error(f'running Reserve plugin "{pl.name}": {st.message()}', pl.name)
-        return None
-
-    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        # Unreserve reports nothing, as in Go: a raising plugin must not stop the others.
-        for pl in reversed(self.reserve_plugins):
-            with contextlib.suppress(Exception):
-                pl.unreserve(state, pod, node_name)
-
-    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """Permit: a rejection or error stops at once; waits register a WaitingPod."""
-        waits: dict[str, float] = {}
-        for pl in self.permit_plugins:
-            st: Status | None
-            try:
-                st, timeout = pl.permit(state, pod, node_name)
-            except Exception as exc:
-                st, timeout = from_exception(exc, pl.name), 0.0
-            if _ok(st):
-                continue
-            assert st is not None
-            if st.is_rejected():
-                return st.with_plugin(pl.name)
-            if st.code == Code.Wait:
-                waits[pl.name] = min(max(timeout, 0.0), MAX_PERMIT_TIMEOUT)
-                continue
-            return Status.error(f'running Permit plugin "{pl.name}": {st.message()}', pl.name)
-        if waits:
-            self.waiting_pods.add(WaitingPod(pod, waits, self.clock.now()))
-            return Status(
-                Code.Wait, ("one or more plugins asked to wait and no plugin rejected pod",)
-            )
-        return None
-
-    def wait_on_permit(self, pod: Pod) -> Status | None:
-        """The permit verdict of a waiting pod: None (allowed or never waited), a rejection,
-        or WAIT while some plugin has neither allowed nor timed out."""
-        wp = self.waiting_pods.get(pod.uid)
-        if wp is None:
-            return None
-        wp.check_timeouts(self.clock.now())
-        verdict = wp.verdict
-        if verdict is None:
-            return Status(Code.Wait)
-        self.waiting_pods.remove(pod.uid)
-        if verdict.code == Code.Success:
-            return None
-        return verdict
-
-    # --- Binding ------------------------------------------------------------------------
-
-    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """RunPreBindPreFlights: None when some PreBind plugin has work to do, SKIP when none
-        has, an error status when a pre-flight fails; skipping plugins are remembered."""
-        result: Status | None = SKIP
-        for pl in self.pre_bind_plugins:
-            flight = getattr(pl, "pre_bind_pre_flight", None)
-            if flight is None:
-                result = None
-                continue
-            st: Status | None = flight(state, pod, node_name)
-            if st is not None and st.code == Code.Skip:
-                state.skip_pre_bind_plugins.add(pl.name)
-                continue
-            if _ok(st):
-                result = None
-                continue
-            assert st is not None
-            return Status.error(
-                f'running PreBindPreFlight "{pl.name}": {st.message()}', pl.name
-            )
-        return result
-
-    def activate(self, pods: Any) -> None:
-        """Handle.Activate: move the given pods to activeQ (no-op without a queue)."""
-        if self.pod_activator is not None:
-            self.pod_activator(pods)
-
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for pl in self.pre_bind_plugins:
-            if pl.name in state.skip_pre_bind_plugins:
-                continue
-            st: Status | None
-            try:
-                st = pl.pre_bind(state, pod, node_name)
-            except Exception as exc:
-                st = from_exception(exc, pl.name)
-            if not _ok(st):
-                assert st is not None
-                if st.is_rejected():
-                    return st.with_plugin(pl.name)
-                return Status.error(f'running PreBind plugin "{pl.name}": {st.message()}', pl.name)
-        return None
-
-    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        if not self.bind_plugins:
-            return SKIP
-        st: Status | None = SKIP
-        for pl in self.bind_plugins:
-            try:
-                st = pl.bind(state, pod, node_name)
-            except Exception as exc:  # a raising plugin or host binder: the bind failed
-                st = from_exception(exc, pl.name)
-            if st is not None and st.code == Code.Skip:
-                continue
-            if not _ok(st):
-                assert st is not None
-                if st.is_rejected():
-                    return st.with_plugin(pl.name)
-                return Status.error(f'running Bind plugin "{pl.name}": {st.message()}', pl.name)
-            return st
-        return st
-
-    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        # PostBind is informational: a raising plugin does not undo the binding.
-        for pl in self.post_bind_plugins:
-            with contextlib.suppress(Exception):
-                pl.post_bind(state, pod, node_name)
 
 
 def _point_type(point: str) -> str:

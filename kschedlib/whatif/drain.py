@@ -338,12 +338,60 @@ def utilization(sched: Scheduler, node: str) -> float:
     return out
 
 
+class _Checkpointed:
+    """The working cluster of removable_nodes, drained in place without a transaction: a
+    fork taken before the first drain since the last failure, and the drains accepted since,
+    replayed onto that fork when a drain fails. Scheduling is deterministic given the
+    cluster, the round-robin start index and the random state (a fork copies all three),
+    so the replay rebuilds exactly the cluster a rollback would have restored; drains that
+    work, most of them, cost no fork and keep the scheduler's caches warm."""
+
+    def __init__(self, work: Scheduler) -> None:
+        self.work = work
+        self.base: Scheduler | None = None
+        self.since: list[tuple[str, PdbTracker | None]] = []
+        """Accepted since the checkpoint: a drain (with the budgets it started from) or, for
+        None, a node deleted outright."""
+
+    def drain(self, node: str, options: AutoscalerDrainOptions, pdbs: PdbTracker) -> DrainReport:
+        """drain_in_place of one node; the cluster is as before when the drain fails."""
+        if self.base is None:
+            self.base = self.work.fork()
+            self.since = []
+        before = pdbs.copy()
+        report = drain_in_place(self.work, [node], options, pdbs)
+        if report.success:
+            self.since.append((node, before))
+            return report
+        work = self.base
+        for done, budgets in self.since:
+            if budgets is None:
+                work.delete_node(done)
+                continue
+            again = drain_in_place(work, [done], options, budgets)
+            if not again.success:  # cannot happen: the same drain on the same cluster
+                raise RuntimeError(f"removable_nodes: replaying the drain of {done} failed")
+        self.work, self.base, self.since = work, None, []
+        return report
+
+    def delete(self, node: str) -> None:
+        """Delete a node without pods to move (replayed the same way)."""
+        self.work.delete_node(node)
+        if self.base is not None:
+            self.since.append((node, None))
+
+
 def removable_nodes(
-    sched: Scheduler, candidates: Sequence[str] | None = None, options: AutoscalerDrainOptions | None = None
+    sched: Scheduler, candidates: Sequence[str] | None = None,
+    options: AutoscalerDrainOptions | None = None, *, checkpoints: bool = True,
 ) -> RemovableNodesReport:
     """Scale-down simulation: candidates below the utilization threshold, least utilized
-    first, each drained on the cluster the earlier removals left (kept if the drain works)."""
+    first, each drained on the cluster the earlier removals left (kept if the drain works).
+    ``checkpoints=False`` drains each candidate in a transaction (the reference the
+    checkpointed loop is tested against)."""
     options = options or AutoscalerDrainOptions()
+    if checkpoints:
+        return _removable_checkpointed(sched, candidates, options)
     work = sched.fork()
     names = list(candidates) if candidates is not None else work.cache.node_names()
     known = set(work.cache.node_names())
@@ -377,6 +425,50 @@ def removable_nodes(
                 txn.commit()
                 budgets = trial
         if report.success:
+            moved = sum(1 for p in report.pods if p.action == "moved")
+            removable.append(RemovableNode(node, util[node], moved))
+        else:
+            first = report.blockers[0]
+            kept[node] = f"{first.pod}: {first.action}: {first.reason}"
+    return RemovableNodesReport(tuple(removable), kept)
+
+
+def _removable_checkpointed(
+    sched: Scheduler, candidates: Sequence[str] | None, options: AutoscalerDrainOptions
+) -> RemovableNodesReport:
+    """removable_nodes with the drains run in place on a checkpointed fork."""
+    state = _Checkpointed(sched.fork())
+    work = state.work
+    names = list(candidates) if candidates is not None else work.cache.node_names()
+    known = set(work.cache.node_names())
+    util = {n: utilization(work, n) for n in names if n in known}
+    order = sorted(util, key=lambda n: (util[n], n))
+    removable: list[RemovableNode] = []
+    kept: dict[str, str] = {n: "unknown node" for n in names if n not in known}
+    budgets = PdbTracker.of(work)
+    for node in order:
+        work = state.work
+        if util[node] >= options.utilization_threshold:
+            kept[node] = (
+                f"utilization {util[node]:.2f} is not below the threshold "
+                f"{options.utilization_threshold:.2f}"
+            )
+            continue
+        trial = budgets.copy()
+        rows, movable = _classify_nodes(work, [node], options, trial)
+        blocked = [r for r in rows.values() if r.blocking]
+        if blocked:  # no need to try moving anything
+            kept[node] = f"{blocked[0].pod}: {blocked[0].action}: {blocked[0].reason}"
+            continue
+        if not movable:  # nothing to move: the node just goes
+            state.delete(node)
+            budgets = trial
+            removable.append(RemovableNode(node, util[node], 0))
+            continue
+        trial = budgets.copy()
+        report = state.drain(node, options, trial)
+        if report.success:
+            budgets = trial
             moved = sum(1 for p in report.pods if p.action == "moved")
             removable.append(RemovableNode(node, util[node], moved))
         else:

@@ -77,3 +77,22 @@ def test_suite_line_format() -> None:
          "pods_per_second": 2.0, "peak_mb": 50.0}
     line = suite.format_line(m)
     assert "2.0 pods/s" in line and "peak    50 MB" in line and "(5 attempts, 4 scheduled)" in line
+
+
+def test_whatif_prints_one_line_per_target(tmp_path: Path, capsys: Any) -> None:
+    scenario = _scenario(6, 8)
+    for i, n in enumerate(scenario["nodes"]):
+        n["metadata"]["labels"]["topology.kubernetes.io/zone"] = f"z{i % 3}"
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(scenario))
+    assert main(["--whatif", str(path), "--replicas", "20", "--rounds", "3"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("whatif scenario: tiny (6 nodes, 8 pods bound")
+    assert [ln.split(":")[0] for ln in lines[1:]] == [
+        "whatif transaction round trip (1 pod, 3/3 placed)",
+        "whatif removable_nodes (pods of a ReplicaSet)",
+        "whatif capacity (topology spread)", "whatif capacity (pod anti-affinity)"]
+    # The pods were given a ReplicaSet, so the least utilized nodes can go.
+    assert "6 candidates (" in lines[2] and "(0 removable)" not in lines[2]
+    assert "20 replicas (19 batched)" in lines[3]
+    assert "6 replicas (5 batched)" in lines[4]  # one per node (hostname anti-affinity)

@@ -8,10 +8,8 @@ driven by an injected clock and no threads."""
 
 from __future__ import annotations
 
-import enum
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 
 from kschedlib.api.pod import Pod, pod_priority
 from kschedlib.backend.queue.active import ActiveQueue, InFlightEvent
@@ -21,32 +19,38 @@ from kschedlib.backend.queue.metrics import (
     ACTIVE,
     BACKOFF,
     GATED,
-    QUEUEING_HINT_ERROR,
-    QUEUEING_HINT_QUEUE,
-    QUEUEING_HINT_SKIP,
     UNSCHEDULABLE,
     QueueMetrics,
 )
 from kschedlib.backend.queue.nominator import NominatingInfo, Nominator, PodLister, PodRef
 from kschedlib.backend.queue.queue_events import (
     BACKOFF_COMPLETE,
-    EVENT_ASSIGNED_POD_ADD,
     EVENT_FORCE_ACTIVATE,
     EVENT_UNSCHEDULABLE_TIMEOUT,
     EVENT_UNSCHEDULED_POD_ADD,
     EVENT_UNSCHEDULED_POD_UPDATE,
     FORCE_ACTIVATE_LABEL,
-    POD_SCALE_DOWN,
     POP_FROM_BACKOFF_Q,
     SCHEDULE_ATTEMPT_FAILURE,
     pod_scheduling_properties_change,
+)
+from kschedlib.backend.queue.requeue import (
+    ACTIVE_Q,
+    BACKOFF_Q,
+    UNSCHEDULABLE_Q,
+    PreEnqueueCheck,
+    QueueingStrategy,
+    Requeue,
+)
+from kschedlib.backend.queue.unschedulable_pods import (
+    POD_TOPOLOGY_SPREAD,
+    NamespaceLabels,
 )
 from kschedlib.errors import QueueError
 from kschedlib.framework.events import (
     ActionType,
     ClusterEvent,
     EventResource,
-    QueueingHint,
     QueueingHintFn,
 )
 from kschedlib.framework.handle import RealClock
@@ -55,28 +59,33 @@ from kschedlib.framework.queued_pod_info import QueuedPodInfo
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import PodInfo
 
+__all__ = [
+    "ACTIVE_Q",
+    "BACKOFF_Q",
+    "DEFAULT_POD_INITIAL_BACKOFF",
+    "DEFAULT_POD_MAX_BACKOFF",
+    "DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION",
+    "POD_TOPOLOGY_SPREAD",
+    "UNSCHEDULABLE_Q",
+    "LessFn",
+    "NamespaceLabels",
+    "PreEnqueueCheck",
+    "PriorityQueue",
+    "QueueingStrategy",
+    "priority_sort_less",
+]
+
 DEFAULT_POD_INITIAL_BACKOFF = 1.0
 DEFAULT_POD_MAX_BACKOFF = 10.0
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 
-ACTIVE_Q = "Active"
-BACKOFF_Q = "Backoff"
-UNSCHEDULABLE_Q = "Unschedulable"
-
-POD_TOPOLOGY_SPREAD = "PodTopologySpread"
-
 LessFn = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
-PreEnqueueCheck = Callable[[Pod], bool]
-NamespaceLabels = Callable[[str], "Mapping[str, str] | None"]
 
 _EPOCHS = itertools.count(1)
 
 
 def _same(p: QueuedPodInfo) -> QueuedPodInfo:
     return p
-
-
-_EVENTS_THAT_NOMINATE = (EVENT_UNSCHEDULED_POD_ADD.label, EVENT_UNSCHEDULED_POD_UPDATE.label)
 
 
 def priority_sort_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
@@ -97,15 +106,7 @@ def _with_arrival_tie_break(less: LessFn) -> LessFn:
     return ordered
 
 
-class QueueingStrategy(enum.IntEnum):
-    """How a pod leaves the unschedulable pods: not at all, after its backoff, or right away."""
-
-    QueueSkip = 0
-    QueueAfterBackoff = 1
-    QueueImmediately = 2
-
-
-class PriorityQueue:
+class PriorityQueue(Requeue):
     """The scheduling queue shared by all profiles (a pod's profile is its spec.schedulerName);
     nothing runs by itself: the host drives the periodic flushes (see ``QueueTicker``)."""
 
@@ -229,15 +230,6 @@ class PriorityQueue:
         p.epoch = self._epoch
         return p
 
-    def _unschedulable_add_or_update(self, p: QueuedPodInfo, event: str) -> None:
-        key = p.key
-        if key not in self._unschedulable:
-            self.metrics.incoming(UNSCHEDULABLE, event)
-        self._unschedulable[key] = p
-
-    def _unschedulable_delete(self, pod: Pod) -> None:
-        self._unschedulable.pop(pod.key, None)
-
     # ------------------------------------------------------------------ PreEnqueue
 
     def _run_pre_enqueue_plugins(self, p: QueuedPodInfo) -> None:
@@ -273,138 +265,6 @@ class PriorityQueue:
         p.gating_plugin = pl.name
         p.gating_plugin_events = tuple(self._plugin_to_events.get(pl.name, ()))
         return False
-
-    # ------------------------------------------------------------------ moves
-
-    def _move_to_active_q(
-        self, p: QueuedPodInfo, event: str, moves_from_backoff_q: bool = False
-    ) -> bool:
-        """Run PreEnqueue (unless the pod comes straight from backoffQ) and add the pod to activeQ,
-        or keep it with the unschedulable pods when gated. True when added to activeQ."""
-        p = self._own(p)
-        if not (self._pop_from_backoff_q and moves_from_backoff_q):
-            self._run_pre_enqueue_plugins(p)
-        key = p.key
-        if p.gated():
-            if self._active.has(key) or self._backoff.has(key) or key in self._unschedulable:
-                return False
-            self._unschedulable_add_or_update(p, event)
-            return False
-        if p.initial_attempt_timestamp is None:
-            p.initial_attempt_timestamp = self._clock.now()
-        self._unschedulable_delete(p.pod)
-        self._backoff.delete(key)
-        self._active.add(p, event)
-        if event in _EVENTS_THAT_NOMINATE:
-            self._nominator.add_nominated_pod(p.pod_info, None)
-        return True
-
-    def _move_to_backoff_q(self, p: QueuedPodInfo, event: str) -> bool:
-        """Add the pod to backoffQ, running PreEnqueue first (PopFromBackoffQ); a gated pod stays
-        with the unschedulable pods. True when added to backoffQ."""
-        p = self._own(p)
-        if self._pop_from_backoff_q:
-            self._run_pre_enqueue_plugins(p)
-            if p.gated():
-                if p.key not in self._unschedulable:
-                    self._unschedulable_add_or_update(p, event)
-                return False
-        self._unschedulable_delete(p.pod)
-        self._backoff.add(p, event)
-        return True
-
-    def _requeue_pod_with_queueing_strategy(
-        self, p: QueuedPodInfo, strategy: QueueingStrategy, event: str
-    ) -> str:
-        """Put the pod where ``strategy`` says; returns the queue it ended up in."""
-        p = self._own(p)  # the backoff check below caches on it: never on a fork's entry
-        if strategy == QueueingStrategy.QueueSkip:
-            self._unschedulable_add_or_update(p, event)
-            return UNSCHEDULABLE_Q
-        if strategy == QueueingStrategy.QueueAfterBackoff and self._backoff.is_pod_backing_off(p):
-            return BACKOFF_Q if self._move_to_backoff_q(p, event) else UNSCHEDULABLE_Q
-        return ACTIVE_Q if self._move_to_active_q(p, event) else UNSCHEDULABLE_Q
-
-    # ------------------------------------------------------------------ queueing hints
-
-    def is_event_of_interest(self, event: ClusterEvent) -> bool:
-        """Whether some profile's plugin registered an event matching ``event``."""
-        known = self._interest.get(event)
-        if known is not None:
-            return known
-        if event.is_wildcard():
-            return True
-        answer = any(ev.match(event) for hint_map in self._hints.values() for ev in hint_map)
-        self._interest[event] = answer
-        return answer
-
-    def _is_pod_worth_requeuing(
-        self, p: QueuedPodInfo, event: ClusterEvent, old_obj: Any, new_obj: Any
-    ) -> QueueingStrategy:
-        """Ask the hints of the plugins that rejected ``p`` about ``event``: a Queue from a
-        Pending plugin requeues immediately, from another plugin after backoff."""
-        rejectors = p.unschedulable_plugins | p.pending_plugins
-        if not rejectors:
-            return QueueingStrategy.QueueAfterBackoff
-        if event.is_wildcard():
-            # A wildcard event carrying a pod in new_obj is meant for that pod only.
-            if new_obj is not None and (not isinstance(new_obj, Pod) or new_obj.uid != p.uid):
-                return QueueingStrategy.QueueSkip
-            return QueueingStrategy.QueueAfterBackoff
-        hint_map = self._hints.get(p.pod.spec.scheduler_name)
-        if hint_map is None:
-            return QueueingStrategy.QueueAfterBackoff
-        strategy = QueueingStrategy.QueueSkip
-        for registered, fns in hint_map.items():
-            if not registered.match(event):
-                continue
-            for plugin, fn in fns:
-                if plugin not in rejectors:
-                    continue
-                hint, result = self._call_hint(fn, p.pod, old_obj, new_obj)
-                self.metrics.queueing_hint_results[(plugin, event.label, result)] += 1
-                if hint == QueueingHint.QueueSkip:
-                    continue
-                if plugin in p.pending_plugins:
-                    return QueueingStrategy.QueueImmediately
-                if not p.pending_plugins:
-                    return QueueingStrategy.QueueAfterBackoff
-                strategy = QueueingStrategy.QueueAfterBackoff
-        return strategy
-
-    @staticmethod
-    def _call_hint(
-        fn: QueueingHintFn | None, pod: Pod, old_obj: Any, new_obj: Any
-    ) -> tuple[QueueingHint, str]:
-        if fn is None:
-            return QueueingHint.Queue, QUEUEING_HINT_QUEUE
-        try:
-            hint = fn(pod, old_obj, new_obj)
-        except Exception:  # an erroring hint must not leave the pod stuck
-            return QueueingHint.Queue, QUEUEING_HINT_ERROR
-        if hint == QueueingHint.QueueSkip:
-            return QueueingHint.QueueSkip, QUEUEING_HINT_SKIP
-        return QueueingHint.Queue, QUEUEING_HINT_QUEUE
-
-    def _determine_scheduling_hint_for_in_flight_pod(self, p: QueuedPodInfo) -> QueueingStrategy:
-        """Replay the events received while ``p`` was in flight through its rejectors' hints."""
-        if not p.unschedulable_plugins and not p.pending_plugins:
-            # Failed with an error, not a rejection: retry after backoff.
-            return QueueingStrategy.QueueAfterBackoff
-        events = self._active.in_flight.events_for_pod(p.uid)
-        if events is None:
-            return QueueingStrategy.QueueAfterBackoff
-        strategy = QueueingStrategy.QueueSkip
-        for e in events:
-            s = self._is_pod_worth_requeuing(p, e.event, e.old_obj, e.new_obj)
-            if s == QueueingStrategy.QueueSkip:
-                continue
-            if s == QueueingStrategy.QueueImmediately:
-                return s
-            strategy = QueueingStrategy.QueueAfterBackoff
-            if not p.pending_plugins:
-                return strategy
-        return strategy
 
     # ------------------------------------------------------------------ SchedulingQueue API
 
@@ -591,76 +451,6 @@ class PriorityQueue:
         if self._active.delete(key) or self._backoff.delete(key):
             return
         self._unschedulable.pop(key, None)
-
-    def assigned_pod_added(self, pod: Pod) -> None:
-        """A bound pod appeared: it may satisfy affinity or spreading of unschedulable pods."""
-        self._move_pods_to_active_or_backoff_queue(
-            self._unschedulable_pods_with_cross_topology_term(pod),
-            EVENT_ASSIGNED_POD_ADD,
-            None,
-            pod,
-        )
-
-    def assigned_pod_updated(self, old_pod: Pod, new_pod: Pod, event: ClusterEvent) -> None:
-        """A bound pod changed: a scale-down may help any pod, other changes only pods with
-        matching affinity terms or rejected by PodTopologySpread."""
-        if POD_SCALE_DOWN.match(event):
-            self.move_all_to_active_or_backoff_queue(event, old_pod, new_pod, None)
-        else:
-            self._move_pods_to_active_or_backoff_queue(
-                self._unschedulable_pods_with_cross_topology_term(new_pod), event, old_pod, new_pod
-            )
-
-    def move_all_to_active_or_backoff_queue(
-        self,
-        event: ClusterEvent,
-        old_obj: Any,
-        new_obj: Any,
-        pre_check: PreEnqueueCheck | None = None,
-    ) -> None:
-        """A cluster event: requeue the unschedulable pods (passing ``pre_check``) whose rejectors'
-        hints say Queue, and remember the event for the pods in flight."""
-        if not self.is_event_of_interest(event):
-            return
-        pods = [p for p in self._unschedulable.values() if pre_check is None or pre_check(p.pod)]
-        self._move_pods_to_active_or_backoff_queue(pods, event, old_obj, new_obj)
-
-    def _move_pods_to_active_or_backoff_queue(
-        self, pods: list[QueuedPodInfo], event: ClusterEvent, old_obj: Any, new_obj: Any
-    ) -> None:
-        if not self.is_event_of_interest(event):
-            return
-        for p in pods:
-            if p.gated() and not any(e.match(event) for e in p.gating_plugin_events):
-                # Only an event the gating plugin registered can ungate the pod.
-                continue
-            strategy = self._is_pod_worth_requeuing(p, event, old_obj, new_obj)
-            if strategy == QueueingStrategy.QueueSkip:
-                continue
-            self._unschedulable_delete(p.pod)
-            self._requeue_pod_with_queueing_strategy(p, strategy, event.label)
-        self.move_request_cycle = self._active.sched_cycle
-        self._active.add_event_if_any_in_flight(old_obj, new_obj, event)
-
-    def _unschedulable_pods_with_cross_topology_term(self, pod: Pod) -> list[QueuedPodInfo]:
-        """Unschedulable pods rejected by PodTopologySpread in ``pod``'s namespace, or with a
-        required affinity term matching ``pod``."""
-        ns_labels: Mapping[str, str] = {}
-        if self._namespace_labels is not None:
-            ns_labels = self._namespace_labels(pod.metadata.namespace) or {}
-        out: list[QueuedPodInfo] = []
-        for p in self._unschedulable.values():
-            if (
-                POD_TOPOLOGY_SPREAD in p.unschedulable_plugins
-                and pod.metadata.namespace == p.pod.metadata.namespace
-            ):
-                out.append(p)
-                continue
-            for term in p.pod_info.required_affinity_terms:
-                if term.matches(pod, ns_labels):
-                    out.append(p)
-                    break
-        return out
 
     # ------------------------------------------------------------------ nominator
 

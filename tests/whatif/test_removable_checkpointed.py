@@ -1,0 +1,97 @@
+"""removable_nodes drains candidates in place on a checkpointed fork (a failed drain is undone
+by replaying the accepted drains on the checkpoint): the same report, node by node, as
+draining each candidate in a transaction, on random clusters (hypothesis)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kschedlib import FakeClock, Node, Scheduler
+from kschedlib.api.workloads import PodDisruptionBudget, ReplicaSet
+from kschedlib.whatif import drain
+from kschedlib.whatif.drain import removable_nodes
+from tests.whatif.helpers import cache_view, pod
+
+OWNERS = [("ReplicaSet", "rs"), ("ReplicaSet", "rs"), ("ReplicaSet", "rs"), None,
+          ("DaemonSet", "ds")]
+
+
+def _cluster(n: int, zones: int, seed: int, pods: list[tuple[int, int, int, int]],
+             pdb: int | None) -> Scheduler:
+    s = Scheduler(clock=FakeClock(), seed=seed)
+    for i in range(n):
+        s.add_node(Node.from_dict({
+            "metadata": {"name": f"n{i:03d}", "labels": {
+                "kubernetes.io/hostname": f"n{i:03d}", "topology.kubernetes.io/zone": f"z{i % zones}"}},
+            "status": {"allocatable": {"cpu": str(1 + i % 3), "memory": "8Gi", "pods": "110"}},
+        }))
+    s.add_object(ReplicaSet.from_dict({"metadata": {"name": "rs", "namespace": "default"}}))
+    if pdb is not None:
+        s.add_object(PodDisruptionBudget.from_dict({
+            "metadata": {"name": "budget", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "guarded"}}},
+            "status": {"disruptionsAllowed": pdb},
+        }))
+    for k, (at, cpu, owner, app) in enumerate(pods):
+        spec: dict[str, Any] = {}
+        if app == 2:  # spread among its own kind, so moves depend on the other nodes
+            spec = {"topologySpreadConstraints": [{
+                "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "spread"}}}]}
+        s.add_pod(pod(f"p{k}", cpu=f"{cpu}m", node_name=f"n{at % n:03d}",
+                      owner=OWNERS[owner], labels={"app": ["a", "guarded", "spread"][app]},
+                      spec=spec))
+    return s
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(3, 14),
+    zones=st.integers(1, 3),
+    seed=st.integers(0, 1000),
+    pods=st.lists(
+        st.tuples(st.integers(0, 40), st.sampled_from([100, 300, 700, 1200]),
+                  st.integers(0, len(OWNERS) - 1), st.integers(0, 2)),
+        max_size=30,
+    ),
+    pdb=st.sampled_from([None, 0, 1, 3]),
+    shuffle=st.randoms(use_true_random=False),
+)
+def test_checkpointed_equals_transactions(
+    n: int, zones: int, seed: int, pods: list[tuple[int, int, int, int]], pdb: int | None,
+    shuffle: Any,
+) -> None:
+    s = _cluster(n, zones, seed, pods, pdb)
+    before = cache_view(s)
+    names = [f"n{i:03d}" for i in range(n)] + ["ghost"]
+    shuffle.shuffle(names)
+    fast = removable_nodes(s, names)
+    slow = removable_nodes(s, names, checkpoints=False)
+    assert fast.removable == slow.removable
+    assert fast.not_removable == slow.not_removable
+    assert cache_view(s) == before  # asked in a fork
+
+
+def test_a_failed_drain_after_accepted_ones_is_undone_by_replay(monkeypatch: Any) -> None:
+    # Small nodes fill up: drains succeed, then fail, then the cluster must be the one the
+    # earlier successes left (the next candidates see it).
+    pods = [(i, 700, 0, 0) for i in range(12)] + [(i, 300, 0, 2) for i in range(0, 12, 2)]
+    s = _cluster(12, 3, 5, pods, None)
+    slow = removable_nodes(s, checkpoints=False)
+    calls: list[str] = []
+    real = drain.drain_in_place
+
+    def counting(sched: Scheduler, nodes: Any, *args: Any) -> Any:
+        calls.extend(nodes)
+        return real(sched, nodes, *args)
+
+    monkeypatch.setattr(drain, "drain_in_place", counting)
+    fast = removable_nodes(s)
+    assert fast == slow
+    assert fast.removable and any("unschedulable" in why for why in fast.not_removable.values())
+    tried = [n for n in calls if n not in fast.not_removable or "unschedulable" in fast.not_removable[n]]
+    assert len(calls) > len(set(calls)) and len(tried) == len(calls)  # accepted drains replayed
