@@ -23,8 +23,8 @@ from kschedlib.plugins.dynamicresources.allocator import (
     Features,
     SliceIndex,
 )
-from kschedlib.plugins.dynamicresources.cel import SelectorCache
 from kschedlib.plugins.dynamicresources.extended import create_requests, device_class_mapping
+from kschedlib.plugins.dynamicresources.selector_cache import SelectorCache
 from kschedlib.results import Outcome
 from kschedlib.scheduler import Scheduler
 
