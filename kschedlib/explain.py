@@ -123,9 +123,12 @@ class Explanations(SchedulerBase):
                         plugins[p] = PluginScoreDetail(b.raw[p][i], b.normalized[p][i], b.weights[p])
                 ext = {s.name: s.score for s in nps.scores if s.name not in plugins}
                 scores[nps.name] = NodeScoreDetail(plugins, ext, nps.total_score)
+        batch = self._batch
         exp = Explanation(
             pod.key, fwk.profile_name, pre, rejected, feasible_names, scores, selected, fast,
             d.post_filter_msg,
+            batch.outcome if batch else None,
+            (batch.hint or None) if batch else None,
         )
         self.explanations[pod.key] = exp
         if self._explain_keys is not None and pod.key in self._explain_keys:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import enum
+from bisect import bisect_left
 from collections import Counter
 from typing import Any
 
 import attrs
 
 from kschedlib.api.pod import Pod
+from kschedlib.framework.batch import BatchMetrics
 
 
 class Outcome(str, enum.Enum):
@@ -75,9 +77,14 @@ class Explanation:
     selected: str | None
     nominated_fast_path: bool = False
     post_filter_message: str = ""
+    batch: str | None = None
+    """The opportunistic batch's outcome (``no_hint``, ``hint_used``, ``hint_not_used``;
+    None with OpportunisticBatching off)."""
+    batch_hint: str | None = None
+    """The node the batch offered as a hint, if any."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "pod": self.pod,
             "profile": self.profile,
             "preFilter": None if self.pre_filter is None else _verdict(self.pre_filter),
@@ -98,6 +105,11 @@ class Explanation:
             "selected": self.selected,
             "postFilterMessage": self.post_filter_message,
         }
+        if self.batch is not None:
+            d["batch"] = self.batch
+        if self.batch_hint is not None:
+            d["batchHint"] = self.batch_hint
+        return d
 
 
 def _verdict(v: NodeVerdict) -> dict[str, Any]:
@@ -116,6 +128,10 @@ class SchedulingResult:
     victims: tuple[Pod, ...] = ()
     explanation: Explanation | None = None
     post_filter_ran: bool = False
+    batch: str | None = None
+    """The opportunistic batch's outcome of the scheduling cycle (``no_hint``, ``hint_used``,
+    ``hint_not_used``, as kube-scheduler's scheduler_batch_attempts_total counts them); None
+    with OpportunisticBatching off or for a binding cycle resumed after Permit."""
 
     @property
     def key(self) -> str:
@@ -134,11 +150,9 @@ class Histogram:
     def observe(self, seconds: float) -> None:
         self.count += 1
         self.sum += seconds
-        for i, b in enumerate(self.buckets):
-            if seconds <= b:
-                self.counts[i] += 1
-                return
-        self.counts[-1] += 1
+        # The first bucket whose bound is at least ``seconds``; past the last, the +Inf one.
+        i = bisect_left(self.buckets, seconds)
+        self.counts[min(i, len(self.counts) - 1)] += 1
 
 
 @attrs.define(slots=True)
@@ -149,6 +163,8 @@ class SchedulerMetrics:
     attempt_duration: dict[str, Histogram] = attrs.field(factory=dict)
     preemption_attempts: int = 0
     preemption_victims: int = 0
+    batch: BatchMetrics = attrs.field(factory=BatchMetrics)
+    """Opportunistic batching: attempts by result, cache flushes by reason, durations."""
 
     def observe_attempt(self, result: str, seconds: float) -> None:
         self.schedule_attempts[result] += 1

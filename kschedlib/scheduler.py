@@ -29,6 +29,7 @@ from kschedlib.eventhandlers import EventHandlers
 from kschedlib.explain import Explanations
 from kschedlib.features import FeatureGates
 from kschedlib.fork import Transaction, begin, fork_scheduler
+from kschedlib.framework.batch import Batching, OpportunisticBatch
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.handle import ObjectStore, RealClock
@@ -256,6 +257,12 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
         )
         self.events: list[Event] = []
         self.metrics = SchedulerMetrics()
+        # OpportunisticBatching: one batch per profile (framework/batch.py).
+        self.batching: Batching | None = None
+        if gates.enabled("OpportunisticBatching"):
+            self.batching = Batching(self.frameworks, self.clock, seed=seed,
+                                     deterministic=deterministic, metrics=self.metrics.batch)
+        self._batch: OpportunisticBatch | None = None
         self.explanations: dict[str, Explanation] = {}
         self._pending: dict[str, Pod] = {}
         self._pending_keys: dict[str, str] = {}

@@ -1,6 +1,7 @@
 """python -m kschedlib.bench SCENARIO.json [--limit N] | --workload dra-structured-500n
 python -m kschedlib.bench --suite DIR [--limit N | --quick] [--only NAME,...]
-python -m kschedlib.bench --placements SCENARIO.json PLACEMENTS.txt [--limit N]
+python -m kschedlib.bench SCENARIO.json --placements PLACEMENTS.txt [--limit N]
+    [--feature-gates OpportunisticBatching=false]
 python -m kschedlib.bench --snapshot [SCENARIO.json] [snapshot options]
 python -m kschedlib.bench --fork SCENARIO.json [--repeat N]
 python -m kschedlib.bench --capacity SCENARIO.json [--replicas N]
@@ -52,6 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--placements", metavar="PLACEMENTS",
                     help="compare the placements with this file ('namespace/name node' lines) "
                     "and report the first differing pod")
+    ap.add_argument("--feature-gates", metavar="GATES",
+                    help="feature gates as kube-scheduler takes them, e.g. "
+                    "OpportunisticBatching=false (placements without batching hints)")
+    ap.add_argument("--no-batching", action="store_true",
+                    help="the same as --feature-gates OpportunisticBatching=false")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument(
         "--workload",
@@ -65,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         "(DRAConsumableCapacity)",
     )
     args = ap.parse_args(args_in)
+    if args.no_batching:
+        gates = [g for g in (args.feature_gates or "").split(",") if g.strip()]
+        args.feature_gates = ",".join([*gates, "OpportunisticBatching=false"])
     limit = args.limit or (QUICK_LIMIT if args.quick else None)
     if args.suite:
         from kschedlib.bench.suite import main as suite_main
@@ -80,10 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.placements and args.scenario:
         from kschedlib.bench.placements import main as placements_main
 
-        return placements_main(args.scenario, args.placements, limit)
+        return placements_main(args.scenario, args.placements, limit,
+                               feature_gates=args.feature_gates)
     from kschedlib.bench.scheduling import run
 
-    run(args.scenario, limit, workload=args.workload)
+    run(args.scenario, limit, workload=args.workload, feature_gates=args.feature_gates)
     return 0
 
 

@@ -109,11 +109,12 @@ def schedule(
 
 
 def run(
-    path: str | None, limit: int | None = None, out: Any = None, workload: str | None = None
+    path: str | None, limit: int | None = None, out: Any = None, workload: str | None = None,
+    feature_gates: str | None = None,
 ) -> dict[str, float]:
     """Schedule the scenario's pending pods (or a synthetic ``workload`` on its nodes)."""
     out = out or sys.stdout
-    b = schedule(load(path, workload), limit)
+    b = schedule(load(path, workload), limit, feature_gates=feature_gates)
     scheduled = b.scheduled
     attempts = len(b.results)
     print(f"scenario: {b.scenario.name} ({len(b.scenario.nodes)} nodes, {b.pending} pending pods)", file=out)

@@ -36,13 +36,16 @@ class ScenarioSession:
     once; a preemptor is retried once on its nominated node; a pod that stays unschedulable
     without a nomination leaves the cluster before the next pod, as in the corpus."""
 
-    def __init__(self, scenario: Scenario, config: Any = None) -> None:
+    def __init__(self, scenario: Scenario, config: Any = None, feature_gates: Any = None) -> None:
         self.scenario = scenario
         self.scheduler = Scheduler(
             config if config is not None else scheduler_config(scenario),
             clock=FakeClock(),
             deterministic=True,
-            feature_gates=dict(scenario.feature_gates) or None,
+            feature_gates=(
+                feature_gates if feature_gates is not None
+                else dict(scenario.feature_gates) or None
+            ),
         )
         s = self.scheduler
         for node in scenario.nodes:
@@ -197,6 +200,8 @@ class ScenarioSession:
             e["feasibleNodes"] = list(exp.feasible)
             if not exp.nominated_fast_path:
                 e["filterStatuses"] = {n: verdict_json(v) for n, v in sorted(exp.rejected.items())}
+            if exp.batch_hint is not None:
+                e["batchHint"] = exp.batch_hint
             if len(exp.feasible) > 1:
                 e["scores"] = {
                     n: {

@@ -104,12 +104,14 @@ class ScorePoints(ResultReuse):
         return [NodePluginScores(ni.name, [], totals[i]) for i, ni in enumerate(nodes)], None
 
     def run_score_plugins_totals(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], *, relative: bool = False
     ) -> tuple[list[int], Status | None]:
         """The total weighted score of each node (in ``nodes`` order), as run_score_plugins
-        computes them, without building per-node result objects."""
+        computes them, without building per-node result objects. ``relative``: the totals may
+        all fall short by one common amount (a score equal on every node left out), which
+        ranks the nodes exactly as the totals do."""
         if self.node_local_cache is not None and len(nodes) > 1:
-            fast = self._score_totals_folded(state, pod, nodes)
+            fast = self._score_totals_folded(state, pod, nodes, relative)
             if fast is not None:
                 return fast
         totals, _, _, st = self._score(state, pod, nodes, None)

@@ -22,6 +22,8 @@ from kschedlib.framework.types import (
     PodInfo,
     clone_extensions,
     next_generation,
+    pod_with_affinity,
+    pod_with_required_anti_affinity,
 )
 
 if TYPE_CHECKING:
@@ -119,8 +121,9 @@ def _pod_ref(pod: Pod) -> str:
 
 
 def copy_node_info(dst: NodeInfo, src: NodeInfo) -> None:
-    """Overwrite ``dst`` in place with a snapshot copy of ``src`` (PodInfos are shared, the
-    aggregates copied), so references to ``dst`` stay valid. Image states are not copied."""
+    """Overwrite ``dst`` in place with a snapshot copy of ``src`` (PodInfos and allocatable are
+    shared, the other aggregates copied), so references to ``dst`` stay valid. Image states
+    are not copied."""
     dst.node = src.node
     dst.name = src.name
     dst.pods = src.pods.copy()
@@ -133,7 +136,8 @@ def copy_node_info(dst: NodeInfo, src: NodeInfo) -> None:
         dst.used_ports = HostPortInfo()
     dst.requested = src.requested.clone()
     dst.non_zero_requested = src.non_zero_requested.clone()
-    dst.allocatable = src.allocatable.clone()
+    # Shared: allocatable is replaced (set_node), never changed in place.
+    dst.allocatable = src.allocatable
     dst.pvc_ref_counts = src.pvc_ref_counts.copy()
     dst.generation = src.generation
     dst.extensions = clone_extensions(src.extensions)
@@ -456,8 +460,28 @@ class Cache:
         if not pod.spec.node_name:
             raise CacheError(f"pod {_pod_ref(pod)} has no spec.nodeName, so can't be added")
         if ps is not None:
+            if pod is ps.pod and pod_info is None and self._confirm_in_place(pod):
+                return
             self._remove_pod(ps.pod)
         self._add_pod(pod, assumed=False, pod_info=pod_info)
+
+    def _confirm_in_place(self, pod: Pod) -> bool:
+        """Confirm an assumed pod whose bound object is the assumed one: when it is the last
+        pod of its node and in no affinity list, removing and re-adding it would leave the
+        NodeInfo as it is (same pods in the same order, same sums), so only its state changes
+        (the NodeInfo keeps its generation and stays shared with the snapshot)."""
+        item = self._nodes.get(pod.spec.node_name)
+        if item is None:
+            return False
+        pods = item.info.pods
+        if not pods or pods[-1].pod is not pod or pod_with_affinity(pod) or (
+            pod_with_required_anti_affinity(pod)
+        ):
+            return False
+        key = pod.uid
+        self._pod_states[key] = _PodState(pod)
+        self._assumed.discard(key)
+        return True
 
     def update_pod(self, old_pod: Pod, new_pod: Pod) -> None:
         """Replace a confirmed pod by its new version on the same node."""
