@@ -9,6 +9,7 @@ from kschedlib.api.codec import encode
 from kschedlib.api.pod import Pod
 from kschedlib.api.resource_v1 import EXTENDED_RESOURCE_CLAIM_ANNOTATION, ResourceClaim
 from kschedlib.api.scenario import Scenario
+from kschedlib.features import FeatureGates
 from kschedlib.framework.handle import FakeClock
 from kschedlib.framework.status import Code
 from kschedlib.plugins.dynamicresources import extended_resource_claim, pod_claims
@@ -31,6 +32,14 @@ def scheduler_config(scenario: Scenario) -> dict[str, Any]:
     return cfg
 
 
+def _gates(given: Any, scenario: Scenario) -> Any:
+    """The gates to run with: the caller's (``--feature-gates``), with the scenario's own
+    ``featureGates`` (the ones it was recorded with) on top."""
+    if not scenario.feature_gates:
+        return given
+    return FeatureGates.of(given).with_overrides(dict(scenario.feature_gates))
+
+
 class ScenarioSession:
     """Schedules a scenario's pending pods one after another: a selected pod is bound at
     once; a preemptor is retried once on its nominated node; a pod that stays unschedulable
@@ -42,10 +51,7 @@ class ScenarioSession:
             config if config is not None else scheduler_config(scenario),
             clock=FakeClock(),
             deterministic=True,
-            feature_gates=(
-                feature_gates if feature_gates is not None
-                else dict(scenario.feature_gates) or None
-            ),
+            feature_gates=_gates(feature_gates, scenario),
         )
         s = self.scheduler
         for node in scenario.nodes:
