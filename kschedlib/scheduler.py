@@ -135,6 +135,10 @@ class _Hooks:
         would deliver it."""
         self._sched.update_object(obj)
 
+    def delete_object(self, obj: Any) -> None:
+        """An API delete by a plugin (DynamicResources' extended-resource claim)."""
+        self._sched.delete_object(obj)
+
 
 class Scheduler(EventHandlers, SchedulingCycles, Explanations):
     """kube-scheduler v1.35 as a library: profiles, queue, cache, plugins and preemption."""

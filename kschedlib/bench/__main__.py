@@ -17,6 +17,8 @@ import json
 import sys
 
 QUICK_LIMIT = 50
+# Workloads generated without a scenario file.
+SYNTHETIC = ("dra-structured-500n", "dra-partitionable-500n", "dra-consumable-500n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,11 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument(
         "--workload",
-        choices=["anti-affinity-spread", "dra-structured-500n"],
+        choices=["anti-affinity-spread", *SYNTHETIC],
         help="anti-affinity-spread: 400 apps x 5 pods with hostname anti-affinity and zone "
         "spreading on the scenario's nodes instead of its pods; dra-structured-500n (no "
         "scenario file): scheduler_perf's DRA case, 500 nodes with 10 devices each, 2500 "
-        "running pods with allocated claims and 2500 pods with template claims to schedule",
+        "running pods with allocated claims and 2500 pods with template claims to schedule; "
+        "dra-partitionable-500n: MIG partitions consuming shared counters "
+        "(DRAPartitionableDevices); dra-consumable-500n: NICs shared by bandwidth "
+        "(DRAConsumableCapacity)",
     )
     args = ap.parse_args(args_in)
     if args.no_batching:
@@ -86,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         from kschedlib.bench.suite import main as suite_main
 
         return suite_main(args.suite, limit, args.only)
-    if args.scenario is None and args.workload != "dra-structured-500n":
+    if args.scenario is None and args.workload not in SYNTHETIC:
         ap.error("a scenario file (or --suite DIR, or --workload dra-structured-500n) is needed")
     if args.one and args.scenario:
         from kschedlib.bench.suite import measure

@@ -54,6 +54,14 @@ def load(path: str | None, workload: str | None = None) -> Scenario:
         from kschedlib.bench.workloads import dra_structured_scenario
 
         return dra_structured_scenario()
+    if workload == "dra-partitionable-500n":
+        from kschedlib.bench.workloads import dra_partitionable_scenario
+
+        return dra_partitionable_scenario()
+    if workload == "dra-consumable-500n":
+        from kschedlib.bench.workloads import dra_consumable_scenario
+
+        return dra_consumable_scenario()
     if path is None:
         raise ValueError("a scenario file is needed")
     scenario = Scenario.load(path)
@@ -72,6 +80,8 @@ def schedule(
     kube-scheduler's placement harness does)."""
     t0 = time.perf_counter()
     options.setdefault("seed", 0)
+    if scenario.feature_gates:
+        options.setdefault("feature_gates", dict(scenario.feature_gates))
     sched = Scheduler(scenario.config, clock=FakeClock(), explain=False, **options)
     for node in scenario.nodes:
         sched.add_node(node)
