@@ -16,6 +16,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.queued_pod_info import QueuedPodInfo
 from kschedlib.framework.runtime import Framework
+from kschedlib.framework.runtime_binding import PRE_BIND_WAIT_KEY
 from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.results import (
     Event,
@@ -223,28 +224,49 @@ class SchedulingCycles(SchedulerBase):
         or timed out)."""
         out: list[SchedulingResult] = []
         for uid, pb in list(self._waiting.items()):
-            verdict = pb.fwk.wait_on_permit(pb.assumed)
+            at_pre_bind = pb.fwk.pre_bind_waiting_plugin(pb.state) is not None
+            verdict = (
+                self._poll_pre_bind(pb) if at_pre_bind else pb.fwk.wait_on_permit(pb.assumed)
+            )
             if verdict is not None and verdict.code == Code.Wait:
                 continue
             del self._waiting[uid]
             start = time.perf_counter()
             self._in_cycle = (pb.state, pb.assumed, pb.host)
             try:
-                out.append(self._binding_cycle(pb, start, verdict))
+                out.append(self._binding_cycle(pb, start, verdict, after_pre_bind=at_pre_bind))
             except Exception as exc:
                 out.append(self._internal_error(pb.fwk, pb.qpi, exc, start))
             finally:
                 self._in_cycle = None
         return out
 
+    def _poll_pre_bind(self, pb: _PendingBinding) -> Status | None:
+        """The verdict of a pod parked at PreBind: Wait, or how PreBind ended (a pod deleted
+        meanwhile ends its wait with an error)."""
+        uid = pb.assumed.uid
+        if uid not in self._pending or self._pending[uid].spec.node_name:
+            name = pb.fwk.pre_bind_waiting_plugin(pb.state) or ""
+            pb.state.pop(PRE_BIND_WAIT_KEY, None)
+            return Status.error(f"pod {pb.assumed.key} was deleted while waiting at PreBind", name)
+        try:
+            return pb.fwk.resume_pre_bind(pb.state, pb.assumed, pb.host)
+        except Exception as exc:
+            pb.state.pop(PRE_BIND_WAIT_KEY, None)
+            return from_exception(exc)
+
     def _binding_cycle(
-        self, pb: _PendingBinding, start: float, permit: Status | None = None
+        self, pb: _PendingBinding, start: float, permit: Status | None = None,
+        after_pre_bind: bool = False,
     ) -> SchedulingResult:
         """WaitOnPermit's verdict (``permit``), PreBind, Bind, PostBind; Unreserve and forget
-        on failure."""
+        on failure. ``after_pre_bind``: ``permit`` is the verdict of a PreBind wait that
+        ended, and the cycle goes on from Bind. A PreBind plugin that waits parks the pod."""
         fwk, state, assumed, host = pb.fwk, pb.state, pb.assumed, pb.host
         st = permit
-        if (
+        if after_pre_bind:
+            pass
+        elif (
             st is not None
             and st.is_rejected()
             and assumed.uid in self._pending
@@ -261,7 +283,10 @@ class SchedulingCycles(SchedulerBase):
                 EVENT_ASSIGNED_POD_DELETE, assumed, None, lambda p: p.uid != uid
             )
             return result
-        if (st is None or st.code == Code.Success) and self._nnn_for_expectation:
+        if (
+            not after_pre_bind and (st is None or st.code == Code.Success)
+            and self._nnn_for_expectation
+        ):
             flight = fwk.run_pre_bind_pre_flights(state, assumed, host)
             if flight is None:
                 # PreBind has work to do: the pod is expected on ``host`` meanwhile.
@@ -269,8 +294,16 @@ class SchedulingCycles(SchedulerBase):
                 pb.assumed = assumed
             elif flight.code != Code.Skip:
                 st = flight
-        if st is None or st.code == Code.Success:
+        if not after_pre_bind and (st is None or st.code == Code.Success):
             st = fwk.run_pre_bind_plugins(state, assumed, host)
+            if st is not None and st.code == Code.Wait:
+                # Parked at PreBind (binding conditions): resumed by resume_waiting().
+                self._waiting[assumed.uid] = pb
+                self.metrics.observe_attempt("waiting", time.perf_counter() - start)
+                return SchedulingResult(
+                    assumed, Outcome.Waiting, host, self._waiting_message(fwk, assumed),
+                    None, (), pb.explanation,
+                )
         if st is None or st.code == Code.Success:
             st = self._bind(fwk, state, assumed, host)
         if st is not None and st.code != Code.Success:

@@ -115,6 +115,10 @@ class Explanations(SchedulerBase):
         return f" ({text})" if text else ""
 
     def _waiting_message(self, fwk: Framework, pod: Pod) -> str:
+        pb = self._waiting.get(pod.uid)
+        at = fwk.pre_bind_waiting_plugin(pb.state) if pb is not None else None
+        if pb is not None and at is not None:
+            return f"{at}: waiting for binding conditions for device on node {pb.host}"
         wp = fwk.get_waiting_pod(pod.uid)
         plugins = wp.get_pending_plugins() if wp is not None else []
         parts = []

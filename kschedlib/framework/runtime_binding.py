@@ -13,6 +13,15 @@ from kschedlib.framework.status import is_success as _ok
 from kschedlib.framework.waiting_pods import WaitingPod, WaitingPodsMap
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0
+PRE_BIND_WAIT_KEY = "kschedlib/pre-bind-wait"
+"""CycleState key: the index of the PreBind plugin a parked binding cycle waits at."""
+
+
+def _pre_bind_failure(name: str, st: Status | None) -> Status:
+    assert st is not None
+    if st.is_rejected():
+        return st.with_plugin(name)
+    return Status.error(f'running PreBind plugin "{name}": {st.message()}', name)
 
 
 class BindingPoints:
@@ -121,7 +130,15 @@ class BindingPoints:
             self.pod_activator(pods)
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for pl in self.pre_bind_plugins:
+        """RunPreBindPlugins. A plugin may answer Wait (DynamicResources waiting for binding
+        conditions): the cycle parks the pod and calls :meth:`resume_pre_bind` later."""
+        return self._pre_bind_from(0, state, pod, node_name)
+
+    def _pre_bind_from(
+        self, first: int, state: CycleState, pod: Pod, node_name: str
+    ) -> Status | None:
+        for index in range(first, len(self.pre_bind_plugins)):
+            pl = self.pre_bind_plugins[index]
             if pl.name in state.skip_pre_bind_plugins:
                 continue
             st: Status | None
@@ -129,12 +146,39 @@ class BindingPoints:
                 st = pl.pre_bind(state, pod, node_name)
             except Exception as exc:
                 st = from_exception(exc, pl.name)
+            if (
+                st is not None and st.code == Code.Wait
+                and callable(getattr(pl, "pre_bind_wait", None))
+            ):
+                state[PRE_BIND_WAIT_KEY] = index
+                return st.with_plugin(pl.name)
             if not _ok(st):
-                assert st is not None
-                if st.is_rejected():
-                    return st.with_plugin(pl.name)
-                return Status.error(f'running PreBind plugin "{pl.name}": {st.message()}', pl.name)
+                return _pre_bind_failure(pl.name, st)
         return None
+
+    def pre_bind_waiting_plugin(self, state: CycleState) -> str | None:
+        """The PreBind plugin this cycle is parked at, or None."""
+        index = state.get(PRE_BIND_WAIT_KEY)
+        return self.pre_bind_plugins[index].name if isinstance(index, int) else None
+
+    def resume_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Poll the PreBind plugin the pod waits at (its ``pre_bind_wait``); Wait while it
+        still waits, else its failure or the rest of the PreBind plugins' verdict."""
+        index = state.get(PRE_BIND_WAIT_KEY)
+        if not isinstance(index, int):
+            return None
+        pl = self.pre_bind_plugins[index]
+        st: Status | None
+        try:
+            st = pl.pre_bind_wait(state, pod, node_name)
+        except Exception as exc:
+            st = from_exception(exc, pl.name)
+        if st is not None and st.code == Code.Wait:
+            return st.with_plugin(pl.name)
+        del state[PRE_BIND_WAIT_KEY]
+        if not _ok(st):
+            return _pre_bind_failure(pl.name, st)
+        return self._pre_bind_from(index + 1, state, pod, node_name)
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if not self.bind_plugins:

@@ -10,10 +10,13 @@ UnschedulableAndUnresolvable, as in v1.35."""
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 import uuid
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from datetime import datetime, timezone
 from typing import Any
 
 import attrs
@@ -37,6 +40,7 @@ from kschedlib.api.resource_v1 import (
     ResourceSlice,
 )
 from kschedlib.api.selectors import NodeSelectorMatcher
+from kschedlib.errors import ConfigError
 from kschedlib.features import features_of
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import (
@@ -86,6 +90,9 @@ SPECIAL_CLAIM_NAME = "<extended-resources>"
 MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
 MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
 MSG_IN_USE = "resourceclaim in use"
+MSG_BINDING_TIMEOUT = "device binding timeout"
+DEFAULT_BINDING_TIMEOUT = 600.0
+"""DynamicResourcesArgs.bindingTimeout's default (seconds) with the binding-condition gates on."""
 # Kept for callers of the earlier, allocation-less plugin.
 MSG_ALLOCATION_UNSUPPORTED = MSG_CANNOT_ALLOCATE
 # resourceapi.FirstAvailableDeviceRequestMaxSize: the prioritized-list score base.
@@ -123,7 +130,8 @@ class StateData:
     __slots__ = (
         "claims", "available_on", "allocator", "to_allocate", "node_allocations",
         "unavailable_claims", "allocations", "ext_claim", "ext_resources", "ext_mapping",
-        "node_ext_claims", "ext_by_requests", "user_claims",
+        "node_ext_claims", "ext_by_requests", "user_claims", "bound_keys", "binding_deadline",
+        "binding_unavailable",
     )
 
     def __init__(self, claims: tuple[ResourceClaim, ...] = ()) -> None:
@@ -143,9 +151,71 @@ class StateData:
         self.unavailable_claims: set[int] = set()
         # Set by Reserve: the allocation chosen for each claim index (None: was allocated).
         self.allocations: list[AllocationResult | None] = []
+        # DRADeviceBindingConditions: claims PreBind wrote, the end of its wait, and the
+        # allocated claims whose binding failed or timed out (unavailable to Filter).
+        self.bound_keys: list[str] = []
+        self.binding_deadline: float | None = None
+        self.binding_unavailable: set[int] = set()
 
     def clone(self) -> StateData:
         return self
+
+
+def claim_ready_for_binding(claim: ResourceClaim) -> tuple[bool, str]:
+    """isClaimReadyForBinding: (ready, failure message); ready when every binding condition
+    of the allocated devices is True in ``status.devices`` and no failure condition is."""
+    alloc = claim.status.allocation
+    if alloc is None:
+        return False, ""
+    for res in alloc.devices.results:
+        if not res.binding_conditions:
+            continue
+        status = next(
+            (d for d in claim.status.devices
+             if (d.driver, d.pool, d.device) == (res.driver, res.pool, res.device)),
+            None,
+        )
+        if status is None:
+            return False, ""
+        conds = {c.type: c for c in status.conditions}
+        for name in res.binding_failure_conditions:
+            c = conds.get(name)
+            if c is not None and c.status == "True":
+                return False, (
+                    f"claim {claim.metadata.name} binding failed: reason={c.reason}, "
+                    f"message={_go_quote(c.message)}"
+                )
+        for name in res.binding_conditions:
+            c = conds.get(name)
+            if c is None or c.status != "True":
+                return False, ""
+    return True, ""
+
+
+def _go_quote(text: str) -> str:
+    """Go's %q for printable text: double quotes with backslash escapes."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _utc(seconds: float) -> datetime:
+    """A clock reading as the UTC time an API timestamp holds."""
+    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+
+
+def _seconds(stamp: Any) -> float | None:
+    """An allocationTimestamp as seconds since the epoch (a clock reading or RFC 3339)."""
+    if isinstance(stamp, bool) or stamp is None:
+        return None
+    if isinstance(stamp, (int, float)):
+        return float(stamp)
+    if isinstance(stamp, datetime):
+        return stamp.timestamp()
+    if isinstance(stamp, str):
+        try:
+            return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
 
 
 def _not_found() -> Status:
@@ -239,7 +309,7 @@ class DynamicResources:
 
     __slots__ = (
         "_handle", "features", "cel", "_in_flight", "_slice_index", "_slice_gen",
-        "_alloc_counts", "_alloc_gen", "_request_matches", "_ext_mapping",
+        "_alloc_counts", "_alloc_gen", "_request_matches", "_ext_mapping", "binding_timeout",
     )
 
     def __init__(self, handle: Any, features: Features | None = None) -> None:
@@ -258,6 +328,8 @@ class DynamicResources:
         self._request_matches: dict[Any, Any] = {}
         # DRAExtendedResource: extended resource name -> DeviceClass name.
         self._ext_mapping = MappingCache()
+        # DynamicResourcesArgs.bindingTimeout: how long PreBind waits for binding conditions.
+        self.binding_timeout = DEFAULT_BINDING_TIMEOUT
 
     @property
     def name(self) -> str:
@@ -267,6 +339,7 @@ class DynamicResources:
         """A copy bound to ``handle`` for a scheduler fork: its own in-flight allocations and
         device counts; the pure memo of selector results is shared."""
         new = DynamicResources(handle, self.features)
+        new.binding_timeout = self.binding_timeout
         new.cel = self.cel
         new._in_flight = dict(self._in_flight)
         new._alloc_counts = Counter(self._alloc_counts)
@@ -381,6 +454,11 @@ class DynamicResources:
             if alloc is not None:
                 sel = alloc.node_selector
                 available_on.append(NodeSelectorMatcher(sel) if sel is not None else None)
+                if self._binding_conditions_on():
+                    # A binding that failed or timed out: PostFilter may deallocate it.
+                    ready, failed = claim_ready_for_binding(claim)
+                    if failed or (not ready and self._claim_timed_out(claim)):
+                        s.binding_unavailable.add(len(available_on) - 1)
                 continue
             available_on.append(None)
             to_allocate.append(claim)
@@ -525,7 +603,8 @@ class DynamicResources:
                 to_allocate = [node_ext if c is s.ext_claim else c for c in to_allocate]
         unavailable = [
             i for i, m in enumerate(s.available_on)
-            if m is not None and not m.matches(node.metadata.labels, node.metadata.name)
+            if (m is not None and not m.matches(node.metadata.labels, node.metadata.name))
+            or i in s.binding_unavailable
         ]
         allocations: list[AllocationResult] | None = None
         if s.allocator is not None:
@@ -715,9 +794,11 @@ class DynamicResources:
         s = state.get(STATE_KEY)
         if not isinstance(s, StateData):
             return _not_found()
+        s.bound_keys = []
+        stamp = self._handle.clock.now() if self._binding_conditions_on() else None
         for i, claim in enumerate(s.claims):
             if claim is s.ext_claim:
-                st = self._bind_extended(s, pod, node_name, i)
+                st = self._bind_extended(s, pod, node_name, i, stamp)
                 if st is not None:
                     return st
                 continue
@@ -744,12 +825,76 @@ class DynamicResources:
                     resource="pods", name=pod.metadata.name, uid=pod.uid
                 )
                 status = attrs.evolve(status, reserved_for=(*status.reserved_for, ref))
+            if (
+                stamp is not None and status.allocation is not None
+                and status.allocation.allocation_timestamp is None
+            ):
+                status = attrs.evolve(
+                    status, allocation=attrs.evolve(status.allocation, allocation_timestamp=_utc(stamp))
+                )
             self._write_claim(attrs.evolve(base, metadata=meta, status=status))
             self._in_flight.pop(uid, None)
-        return None
+            s.bound_keys.append(key)
+        if stamp is None or not self._has_binding_conditions(s):
+            return None
+        # Wait for the devices' binding conditions: the binding cycle parks the pod and
+        # calls pre_bind_wait again until they hold, one fails, or the timeout passes.
+        s.binding_deadline = stamp + self.binding_timeout
+        return self.pre_bind_wait(state, pod, node_name)
+
+    # --- DRADeviceBindingConditions ---
+
+    def _binding_conditions_on(self) -> bool:
+        return self.features.device_binding_conditions and self.features.device_status
+
+    def _has_binding_conditions(self, s: StateData) -> bool:
+        """hasBindingConditions over the claims PreBind wrote."""
+        for key in s.bound_keys:
+            claim = self._objects.get_object(KIND_RESOURCE_CLAIM, key)
+            alloc = claim.status.allocation if isinstance(claim, ResourceClaim) else None
+            if alloc is not None and any(r.binding_conditions for r in alloc.devices.results):
+                return True
+        return False
+
+    def _claim_timed_out(self, claim: ResourceClaim) -> bool:
+        """isClaimTimeout: allocated with binding conditions more than the timeout ago."""
+        alloc = claim.status.allocation
+        stamp = _seconds(alloc.allocation_timestamp) if alloc is not None else None
+        if alloc is None or stamp is None:
+            return False
+        if not any(r.binding_conditions for r in alloc.devices.results):
+            return False
+        now: float = self._handle.clock.now()
+        return stamp + self.binding_timeout < now
+
+    def pre_bind_wait(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """One poll of PreBind's wait (isPodReadyForBinding): None when every binding
+        condition is True, an error on a failure condition or timeout, else Wait."""
+        s = state.get(STATE_KEY)
+        if not isinstance(s, StateData):
+            return _not_found()
+        for key in s.bound_keys:
+            claim = self._objects.get_object(KIND_RESOURCE_CLAIM, key)
+            if not isinstance(claim, ResourceClaim):
+                return Status.error(f"resourceclaim {key} not found", NAME)
+            ready, failed = claim_ready_for_binding(claim)
+            if failed:
+                return Status.error(failed, NAME)
+            if not ready:
+                if self._claim_timed_out(claim):
+                    return Status.error(f"claim {claim.metadata.name} binding timeout", NAME)
+                break
+        else:
+            return None
+        deadline = s.binding_deadline
+        if deadline is not None and self._handle.clock.now() >= deadline:
+            return Status.error(MSG_BINDING_TIMEOUT, NAME)
+        return Status(
+            Code.Wait, (f"waiting for binding conditions for device on node {node_name}",), NAME
+        )
 
     def _bind_extended(
-        self, s: StateData, pod: Pod, node_name: str, index: int
+        self, s: StateData, pod: Pod, node_name: str, index: int, stamp: float | None = None
     ) -> Status | None:
         """Create the special claim for the pod's DRA-backed extended resources, allocated
         and reserved for the pod (named ``<pod>-extended-resources-<5 characters>``)."""
@@ -767,11 +912,14 @@ class DynamicResources:
             finalizers=(DELETE_PROTECTION_FINALIZER,),
         )
         ref = ResourceClaimConsumerReference(resource="pods", name=pod.metadata.name, uid=pod.uid)
+        if stamp is not None and allocation.allocation_timestamp is None:
+            allocation = attrs.evolve(allocation, allocation_timestamp=_utc(stamp))
         claim = attrs.evolve(
             node_ext, metadata=meta,
             status=ResourceClaimStatus(allocation=allocation, reserved_for=(ref,)),
         )
         self._write_claim(claim)
+        s.bound_keys.append(claim.metadata.key)
         return None
 
     def _delete_claim(self, claim: ResourceClaim) -> None:
@@ -876,7 +1024,7 @@ class DynamicResources:
 def new(args: Any, handle: Any) -> DynamicResources:
     """Factory: the allocator's features from the handle's feature gates."""
     fts = features_of(handle)
-    return DynamicResources(
+    plugin = DynamicResources(
         handle,
         Features(
             admin_access=fts.enable_dra_admin_access,
@@ -890,6 +1038,29 @@ def new(args: Any, handle: Any) -> DynamicResources:
             device_status=fts.enable_dra_resource_claim_device_status,
         ),
     )
+    timeout = args.get("bindingTimeout") if isinstance(args, Mapping) else None
+    if timeout is not None:
+        plugin.binding_timeout = _duration_seconds(timeout, "bindingTimeout")
+    return plugin
+
+
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+
+
+def _duration_seconds(value: Any, field: str) -> float:
+    """A metav1.Duration ("600s", "10m", "1m30s") or a number of seconds, validated > 0."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    elif isinstance(value, str) and value and _DURATION_PART.sub("", value) == "":
+        seconds = sum(
+            float(n) * _DURATION_UNITS[u] for n, u in _DURATION_PART.findall(value)
+        )
+    else:
+        raise ConfigError(f"DynamicResourcesArgs.{field}: invalid duration {value!r}")
+    if seconds <= 0:
+        raise ConfigError(f"DynamicResourcesArgs.{field}: must be positive, got {value!r}")
+    return seconds
 
 
 PLUGINS: tuple[PluginSpec, ...] = (PluginSpec(NAME, new),)
