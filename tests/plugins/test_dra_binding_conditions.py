@@ -190,3 +190,13 @@ def test_binding_timeout_from_the_plugin_args() -> None:
     assert plugin.binding_timeout == 90.0
     with pytest.raises(ConfigError, match="bindingTimeout"):
         new_plugin({"bindingTimeout": "soon"}, _Handle())
+
+
+def test_a_pod_deleted_while_waiting_leaves_nothing_behind() -> None:
+    sched, _ = _scheduler(GATES)
+    _waits(sched)
+    sched.delete_pod("ns/p")
+    (ended,) = sched.run()
+    assert ended.outcome == Outcome.BindFailed
+    assert sched.waiting_pods() == [] and sched.assumed_pods() == []
+    assert sched.pending_pods() == [] and _claim(sched).status.reserved_for == ()
