@@ -112,7 +112,7 @@ def changed_indices(a: Sequence[Any], b: Sequence[Any]) -> list[int]:
 
 
 class _Entry:
-    __slots__ = ("nodes", "gens", "shares", "totals", "source", "snapshot", "seen")
+    __slots__ = ("nodes", "gens", "shares", "totals", "source", "snapshot", "seen", "positions")
 
     def __init__(
         self, nodes: list[NodeInfo], gens: list[int], shares: list[Share], totals: list[dict[str, int]]
@@ -125,6 +125,8 @@ class _Entry:
         self.source: object = None
         self.snapshot: Any = None
         self.seen = 0
+        # Node name -> position in ``nodes``, a hint checked before use (None: none kept).
+        self.positions: dict[str, int] | None = None
 
 
 def _changed_from_log(
@@ -225,16 +227,23 @@ class SpreadCounter:
         elif entry is not None:
             # Nodes came or went (the list was rebuilt): a node still listed with the same
             # NodeInfo at the same generation keeps its share; the others are counted.
-            kept = {
-                ni.name: (ni, g, sh)
-                for ni, g, sh in zip(entry.nodes, entry.gens, entry.shares, strict=True)
-            }
+            # The entry's node positions by name (the snapshot's, when the entry was brought
+            # up to date from it) only point the way: a share is kept after checking that
+            # the node at that position is the same NodeInfo at the same generation.
+            where = entry.positions
+            if where is None:
+                where = {ni.name: i for i, ni in enumerate(entry.nodes)}
+            old_nodes, old_gens, old_shares = entry.nodes, entry.gens, entry.shares
+            n_old = len(old_nodes)
             nodes = list(all_nodes)
             shares = []
             for ni in nodes:
-                was = kept.get(ni.name)
-                if was is not None and was[0] is ni and was[1] == ni.generation:
-                    shares.append(was[2])
+                j = where.get(ni.name)
+                if (
+                    j is not None and j < n_old and old_nodes[j] is ni
+                    and old_gens[j] == ni.generation
+                ):
+                    shares.append(old_shares[j])
                 else:
                     shares.append(node_share(pod, constraints, required, ns, ni, require_all))
             entry = _Entry(nodes, [ni.generation for ni in nodes], shares, _totals(shares, k))
@@ -246,6 +255,11 @@ class SpreadCounter:
                 del entries[next(iter(entries))]
         entry.source = all_nodes
         entry.snapshot = snapshot
+        entry.positions = None
+        if snapshot is not None and getattr(snapshot, "list", None) is not None:
+            pos = getattr(snapshot, "positions", None)
+            if isinstance(pos, dict) and snapshot.list() is all_nodes:
+                entry.positions = pos
         entry.seen = getattr(snapshot, "generation", 0)
         entries[key] = entry
         return entry.totals
