@@ -94,7 +94,7 @@ class Snapshot:
         # The same lists the comprehensions give, built at C speed (the node set changes on
         # every node removal, so this runs once per drained node in removable_nodes).
         lst = self.node_info_list
-        self.positions = dict(zip(map(_name, lst), range(len(lst))))
+        self.positions = dict(zip(map(_name, lst), range(len(lst)), strict=True))
         self.have_pods_with_affinity_node_info_list = list(filter(_with_affinity, lst))
         self.have_pods_with_required_anti_affinity_node_info_list = list(
             filter(_with_anti_affinity, lst)

@@ -156,11 +156,13 @@ def _changed_from_log(
 class SpreadCounter:
     """Per (pod key, constraints) the node shares and their totals; see the module doc."""
 
-    __slots__ = ("_entries", "_seen")
+    __slots__ = ("_entries", "_seen", "last")
 
     def __init__(self) -> None:
         self._entries: dict[Hashable, _Entry] = {}
         self._seen = SeenKeys()
+        # The entry the last totals() call returned the totals of (None: it returned None).
+        self.last: _Entry | None = None
 
     def totals(
         self,
@@ -189,6 +191,7 @@ class SpreadCounter:
             spec.tolerations,
         )
         entries = self._entries
+        self.last = None
         if key not in entries and self._seen.first_sight(key):
             return None
         required = RequiredNodeAffinity.of(pod)
@@ -238,12 +241,12 @@ class SpreadCounter:
             nodes = list(all_nodes)
             shares = []
             for ni in nodes:
-                j = where.get(ni.name)
+                at = where.get(ni.name)
                 if (
-                    j is not None and j < n_old and old_nodes[j] is ni
-                    and old_gens[j] == ni.generation
+                    at is not None and at < n_old and old_nodes[at] is ni
+                    and old_gens[at] == ni.generation
                 ):
-                    shares.append(old_shares[j])
+                    shares.append(old_shares[at])
                 else:
                     shares.append(node_share(pod, constraints, required, ns, ni, require_all))
             entry = _Entry(nodes, [ni.generation for ni in nodes], shares, _totals(shares, k))
@@ -262,7 +265,46 @@ class SpreadCounter:
                 entry.positions = pos
         entry.seen = getattr(snapshot, "generation", 0)
         entries[key] = entry
+        self.last = entry
         return entry.totals
+
+    def node_shares(self) -> NodeShares | None:
+        """The node shares behind the last totals() result, when they can be looked up by
+        node name (the entry was brought up to date from a snapshot); None otherwise."""
+        entry = self.last
+        if entry is None or entry.positions is None:
+            return None
+        return NodeShares(entry.positions, entry.nodes, entry.gens, entry.shares)
+
+
+class NodeShares:
+    """Per-node shares a counter entry holds, looked up by name and checked (same NodeInfo,
+    same generation) before use: a share found is what node_share gives for the node now."""
+
+    __slots__ = ("positions", "nodes", "gens", "shares")
+
+    def __init__(
+        self, positions: dict[str, int], nodes: list[NodeInfo], gens: list[int],
+        shares: list[Share],
+    ) -> None:
+        self.positions = positions
+        self.nodes = nodes
+        self.gens = gens
+        self.shares = shares
+
+    def count(self, ni: NodeInfo, i: int) -> int | None:
+        """Constraint ``i``'s matching pods on ``ni`` from the kept share; None when the share
+        is not kept for this NodeInfo and generation or leaves the node out of constraint i."""
+        j = self.positions.get(ni.name)
+        if j is None or j >= len(self.nodes) or self.nodes[j] is not ni:
+            return None
+        if self.gens[j] != ni.generation:
+            return None
+        share = self.shares[j]
+        if share is None:
+            return None
+        x = share[i]
+        return None if x is None else x[1]
 
 
 def counter_enabled(handle: Any) -> bool:
