@@ -183,6 +183,8 @@ class SchedulingCycles(SchedulerBase):
         self._in_cycle = (state, assumed, host)
         self.queue.delete_nominated_pod_if_exists(assumed)
         st: Status | None = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if self._in_cycle is not None:  # a Reserve plugin may have amended the pod
+            assumed = self._in_cycle[1]
         if st is not None and st.code != Code.Success:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)

@@ -114,6 +114,21 @@ class _Hooks:
             return
         s._binder.bind(pod, node_name)
 
+    def amend_assumed_pod(self, pod: Pod, annotations: Mapping[str, str]) -> Pod:
+        """Reserve: the cycle's assumed pod with ``annotations`` added, accounted in the cache
+        and carried to Permit, Bind and the bound pod (a pod patch in kube-scheduler)."""
+        s = self._sched
+        cycle = s._in_cycle
+        if cycle is None or cycle[1].uid != pod.uid:
+            raise KSchedError(
+                f"amend_assumed_pod: pod {pod.key} is not the pod of the current scheduling cycle"
+            )
+        state, assumed, host = cycle
+        new = assumed.with_annotations(annotations)
+        s.cache.replace_assumed_pod(new)
+        s._in_cycle = (state, new, host)
+        return new
+
     def update_object(self, obj: Any) -> None:
         """An API write by a plugin (DynamicResources' claim status), applied as the informer
         would deliver it."""
@@ -332,6 +347,7 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
         """Run ``ticker.tick()`` from :meth:`tick` (a part with periodic work of its own)."""
         if ticker not in self._tickers:
             self._tickers.append(ticker)
+
 
     # ------------------------------------------------------------------ inspection
 

@@ -9,11 +9,12 @@ Layers, low to high (see docs/architecture.md):
 2. ``config``: KubeSchedulerConfiguration types, defaults, loading.
 3. ``framework``: the plugin interfaces, runtime, statuses, registry type.
 4. ``backend``: cache, scheduling queue, snapshot.
-5. ``plugins``: in-tree plugins and their registry.
+5. ``plugins``: in-tree plugins and their registry; ``contrib``: plugin packages on the
+   public plugin API.
 6. the scheduler: ``scheduler`` (facade), ``scheduler_base``, ``eventhandlers``, ``cycles``,
    ``schedule_one``, ``explain``, ``fork``, ``whatif_reports``, ``results``.
 7. tools built on a scheduler: ``whatif``, ``eviction``, ``sweep``, ``report``,
-   ``testing``, ``leaderelection``, ``conformance``.
+   ``testing``, ``leaderelection``, ``conformance``, ``replay``, ``traces``.
 8. entry points: ``cli``, ``bench``, the package ``__init__`` and ``__main__``.
 """
 
@@ -35,6 +36,7 @@ LAYERS: dict[str, int] = {
     "framework": 3,
     "backend": 4,
     "plugins": 5,
+    "contrib": 5,
     "scheduler": 6,
     "eventhandlers": 6,
     "schedule_one": 6,
@@ -52,21 +54,16 @@ LAYERS: dict[str, int] = {
     "testing": 7,
     "leaderelection": 7,
     "conformance": 7,
+    "replay": 7,
+    "traces": 7,
     "cli": 8,
     "bench": 8,
     "__init__": 8,
     "__main__": 8,
 }
 
-# The one circle left on purpose: issue 25 rewrites cel.py/selector_cache.py and removes it.
-KNOWN_CIRCLES: set[frozenset[str]] = {
-    frozenset(
-        {
-            "kschedlib.plugins.dynamicresources.cel",
-            "kschedlib.plugins.dynamicresources.selector_cache",
-        }
-    ),
-}
+# Circles left on purpose (none since issue 25 removed cel.py <-> selector_cache.py).
+KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 
 def _module_name(path: Path) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -340,6 +341,11 @@ class Pod(KubeObject):
 
     def with_node_name(self, node_name: str) -> Pod:
         return attrs.evolve(self, spec=attrs.evolve(self.spec, node_name=node_name))
+
+    def with_annotations(self, annotations: Mapping[str, str]) -> Pod:
+        """A copy with ``annotations`` added to (or replacing) the pod's annotations."""
+        merged = {**self.metadata.annotations, **annotations}
+        return attrs.evolve(self, metadata=attrs.evolve(self.metadata, annotations=merged))
 
     def with_nominated_node_name(self, node_name: str) -> Pod:
         return attrs.evolve(

@@ -363,10 +363,15 @@ def decode_object(cls: type[T], kind: str, data: Any, *, validate: bool = True) 
         problems = node_problems(obj)
     else:
         problems = meta_problems(obj, namespaced=want in _NAMESPACED)
+    key = getattr(obj, "key", "")
+    label = f"{kind} {key}" if key else object_label(kind, data)
     for problem in problems:
-        key = getattr(obj, "key", "")
-        label = f"{kind} {key}" if key else object_label(kind, data)
         raise InvalidObjectError(label, problem.path, problem.problem)
+    if want in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):
+        from kschedlib.api.cel.validation import selector_problems
+
+        for path, text in selector_problems(want, obj):
+            raise InvalidObjectError(label, path, text)
     return obj
 
 

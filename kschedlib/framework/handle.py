@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kschedlib.api.node import Namespace
@@ -65,12 +65,19 @@ class NoopHostHooks:
     def __init__(self) -> None:
         self.deleted: list[tuple[Pod, str]] = []
         self.cleared_nominations: list[Pod] = []
+        self.amended: list[Pod] = []
 
     def delete_pod(self, pod: Pod, reason: str) -> None:
         self.deleted.append((pod, reason))
 
     def clear_nominated_node_name(self, pod: Pod) -> None:
         self.cleared_nominations.append(pod)
+
+    def amend_assumed_pod(self, pod: Pod, annotations: Mapping[str, str]) -> Pod:
+        """The pod with ``annotations`` added (nothing else to update without a scheduler)."""
+        new = pod.with_annotations(annotations)
+        self.amended.append(new)
+        return new
 
 
 class BasicHandle:

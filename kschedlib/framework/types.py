@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 import attrs
 
@@ -260,6 +261,7 @@ class NodeInfo:
         "image_states",
         "pvc_ref_counts",
         "generation",
+        "extensions",
     )
 
     def __init__(self, node: Node | None = None, *pods: Pod | PodInfo) -> None:
@@ -277,6 +279,8 @@ class NodeInfo:
         self.image_states: dict[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = next_generation()
+        self.extensions: dict[str, NodeInfoExtension] | None = None
+        """Plugins' per-node state (see :meth:`extension`); None until a plugin asks."""
         if node is not None:
             self.set_node(node)
         for p in pods:
@@ -294,11 +298,26 @@ class NodeInfo:
     def set_node(self, node: Node) -> None:
         self._node = node
         self.allocatable = Resource.from_list(node.status.allocatable)
+        self.extensions = None  # rebuilt from the new node on the next request
         self.generation = next_generation()
 
     def remove_node(self) -> None:
         self._node = None
+        self.extensions = None
         self.generation = next_generation()
+
+    def extension(self, key: str, factory: Callable[[NodeInfo], NodeInfoExtension]) -> Any:
+        """The plugin state stored under ``key``, built by ``factory(self)`` (from the node and
+        the pods already on it) on first use. It then follows every ``add_pod``/``remove_pod``
+        of this NodeInfo and is cloned with it (snapshots, forks), so it always describes the
+        same content as the NodeInfo and its generation."""
+        exts = self.extensions
+        if exts is None:
+            exts = self.extensions = {}
+        ext = exts.get(key)
+        if ext is None:
+            ext = exts[key] = factory(self)
+        return ext
 
     def add_pod(self, pod: Pod | PodInfo) -> None:
         pi = pod if isinstance(pod, PodInfo) else PodInfo.of(pod)
@@ -308,6 +327,10 @@ class NodeInfo:
         if pod_with_required_anti_affinity(pi.pod):
             self.pods_with_required_anti_affinity.append(pi)
         self._update(pi, 1)
+        exts = self.extensions
+        if exts:
+            for ext in exts.values():
+                ext.add_pod(pi)
 
     def remove_pod(self, pod: Pod) -> None:
         """Remove by UID; raises KeyError when the pod is not on this node."""
@@ -320,6 +343,10 @@ class NodeInfo:
         if removed is None:
             raise KeyError(f"no corresponding pod {pod.metadata.name} in pods of node {self.name}")
         self._update(removed, -1)
+        exts = self.extensions
+        if exts:
+            for ext in exts.values():
+                ext.remove_pod(removed)
 
     def _update(self, pi: PodInfo, sign: int) -> None:
         res = pi.resources
@@ -364,10 +391,29 @@ class NodeInfo:
         c.image_states = dict(self.image_states)
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
         c.generation = self.generation
+        c.extensions = clone_extensions(self.extensions)
         return c
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name!r}, pods={len(self.pods)}, generation={self.generation})"
+
+
+class NodeInfoExtension(Protocol):
+    """Per-node state a plugin keeps in NodeInfo (``NodeInfo.extension``): updated by the
+    NodeInfo's pod changes, copied with it. ``clone`` must give an independent copy."""
+
+    def add_pod(self, pod_info: PodInfo) -> None: ...
+    def remove_pod(self, pod_info: PodInfo) -> None: ...
+    def clone(self) -> NodeInfoExtension: ...
+
+
+def clone_extensions(
+    exts: dict[str, NodeInfoExtension] | None,
+) -> dict[str, NodeInfoExtension] | None:
+    """Independent copies of a NodeInfo's extensions (None stays None)."""
+    if not exts:
+        return None
+    return {k: v.clone() for k, v in exts.items()}
 
 
 def _swap_remove(items: list[PodInfo], uid: str) -> PodInfo | None:

@@ -2,7 +2,7 @@
 
 from kschedlib.sweep.cluster import BaseCluster
 from kschedlib.sweep.engine import run_variant
-from kschedlib.sweep.execute import run_sweep, text_progress
+from kschedlib.sweep.execute import run_sweep, run_tasks, text_progress
 from kschedlib.sweep.generators import (
     baseline,
     growth,
@@ -36,6 +36,7 @@ __all__ = [
     "parse_range",
     "random_failures",
     "run_sweep",
+    "run_tasks",
     "run_variant",
     "text_progress",
     "zones_down",

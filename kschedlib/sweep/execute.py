@@ -16,7 +16,9 @@ from kschedlib.sweep.variant import Variant
 Progress = Callable[[int, int], None]
 
 
-def text_progress(stream: TextIO = sys.stderr, interval: float = 5.0) -> Progress:
+def text_progress(
+    stream: TextIO = sys.stderr, interval: float = 5.0, label: str = "variants"
+) -> Progress:
     """A one-line progress bar on ``stream`` (O(1) per update), rewritten in place on a
     terminal; elsewhere (a log, a pipe) a line every ``interval`` seconds and at the end."""
     isatty = getattr(stream, "isatty", None)
@@ -26,7 +28,7 @@ def text_progress(stream: TextIO = sys.stderr, interval: float = 5.0) -> Progres
     def show(done: int, total: int) -> None:
         width = 30
         filled = width * done // total if total else width
-        bar = f"variants [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+        bar = f"{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
         if tty:
             stream.write(f"\r{bar}")
             if done == total:
@@ -78,6 +80,70 @@ def run_sweep(
         return SweepResult(tuple(records))
     return _run_on_dask(base, variants, client=client, address=address, seed=seed,
                         progress=progress)
+
+
+def run_tasks(
+    fn: Callable[[Any], dict[str, Any]],
+    items: Sequence[Any],
+    *,
+    client: Any = None,
+    address: str | None = None,
+    progress: Progress | None = None,
+    name: str = "kschedlib-task",
+    on_record: Callable[[int, dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """``[fn(item) for item in items]`` locally, or on Dask (a ``distributed.Client`` or a
+    scheduler address); ``fn`` and the items must pickle. Records come back in item order,
+    identical whatever the engine; an item whose ``fn`` raises KSchedError gives a record
+    with ``error``. ``on_record(index, record)`` is called as each record arrives."""
+    total = len(items)
+
+    def one(i: int, item: Any) -> dict[str, Any]:
+        return _call(fn, item)
+
+    if client is None and address is None:
+        out = []
+        for i, item in enumerate(items):
+            out.append(one(i, item))
+            if on_record is not None:
+                on_record(i, out[-1])
+            if progress is not None:
+                progress(i + 1, total)
+        return out
+    try:
+        import distributed
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise KSchedError(
+            "sweep: running on Dask needs the dask extra: pip install 'kschedlib[dask]'"
+        ) from None
+    dist: Any = distributed
+    own = client is None
+    if own:
+        client = dist.Client(address)
+    try:
+        futures = [client.submit(_call, fn, item, key=f"{name}-{i}", pure=False)
+                   for i, item in enumerate(items)]
+        index = {f.key: i for i, f in enumerate(futures)}
+        records: list[dict[str, Any] | None] = [None] * total
+        for done, fut in enumerate(dist.as_completed(futures), start=1):
+            i = index[fut.key]
+            rec: dict[str, Any] = fut.result()
+            records[i] = rec
+            if on_record is not None:
+                on_record(i, rec)
+            if progress is not None:
+                progress(done, total)
+        return [r if r is not None else {"error": "lost"} for r in records]
+    finally:
+        if own:
+            client.close()
+
+
+def _call(fn: Callable[[Any], dict[str, Any]], item: Any) -> dict[str, Any]:
+    try:
+        return fn(item)
+    except KSchedError as exc:
+        return {"item": repr(item), "error": f"{type(exc).__name__}: {exc}"}
 
 
 def _run_on_dask(

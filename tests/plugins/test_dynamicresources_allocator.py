@@ -16,7 +16,7 @@ from kschedlib.plugins.dynamicresources.allocator import (
     Features,
     SliceIndex,
 )
-from kschedlib.plugins.dynamicresources.cel import SelectorCache
+from kschedlib.plugins.dynamicresources.selector_cache import SelectorCache
 
 DRIVER = "gpu.example.com"
 GPU_CLASS = DeviceClass.from_dict({

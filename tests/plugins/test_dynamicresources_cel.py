@@ -10,10 +10,10 @@ from kschedlib.plugins.dynamicresources.cel import (
     CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
     CELCompileError,
     CELError,
-    SelectorCache,
     SemverValue,
     compile_expression,
 )
+from kschedlib.plugins.dynamicresources.selector_cache import SelectorCache
 
 DRIVER = "gpu.example.com"
 SLICE = ResourceSlice.from_dict({
@@ -87,6 +87,9 @@ def test_runtime_errors_use_cel_go_wording() -> None:
     with pytest.raises(CELError, match="no such overload"):
         _eval('device.attributes["gpu.example.com"].model + 1 == 2')
     with pytest.raises(CELError, match="^CEL result of type string could not be converted to bool"):
+        _eval('device.attributes["gpu.example.com"].model')
+    # a result whose declared type is not bool is a compile error (found before any device)
+    with pytest.raises(CELCompileError, match="must evaluate to bool or the unknown type, not string"):
         _eval('device.driver')
 
 
@@ -140,7 +143,7 @@ def test_results_are_memoized_per_expression_and_device() -> None:
 def test_runtime_cost_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     """Evaluation stops with cel-go's error once the cost budget is spent (one unit per
     evaluated node, so a lowered limit keeps the test fast)."""
-    import kschedlib.plugins.dynamicresources.cel as cel_mod
+    import kschedlib.api.cel.compiler as cel_mod
 
     assert cel_mod.CEL_SELECTOR_EXPRESSION_MAX_COST == 1_000_000
     items = "[" + ", ".join(str(i) for i in range(30)) + "]"

@@ -20,6 +20,7 @@ from kschedlib.framework.types import (
     ImageStateSummary,
     NodeInfo,
     PodInfo,
+    clone_extensions,
     next_generation,
 )
 
@@ -135,6 +136,7 @@ def copy_node_info(dst: NodeInfo, src: NodeInfo) -> None:
     dst.allocatable = src.allocatable.clone()
     dst.pvc_ref_counts = src.pvc_ref_counts.copy()
     dst.generation = src.generation
+    dst.extensions = clone_extensions(src.extensions)
 
 
 # Slots copy_node_info fills, plus image_states filled by the cache; a test checks that this
@@ -153,6 +155,7 @@ COPIED_NODE_INFO_SLOTS = frozenset(
         "pvc_ref_counts",
         "generation",
         "image_states",
+        "extensions",
     )
 )
 
@@ -426,6 +429,21 @@ class Cache:
         if ps is None or key not in self._assumed:
             raise CacheError(f"pod {_pod_ref(pod)} wasn't assumed so cannot be forgotten")
         self._remove_pod(ps.pod)
+
+    def replace_assumed_pod(self, new_pod: Pod) -> None:
+        """Swap an assumed pod for a new object of it (same UID and node, e.g. annotations a
+        Reserve plugin added); it stays assumed."""
+        key = new_pod.uid
+        ps = self._pod_states.get(key)
+        if ps is None or key not in self._assumed:
+            raise CacheError(f"pod {_pod_ref(new_pod)} wasn't assumed so cannot be replaced")
+        if ps.pod.spec.node_name != new_pod.spec.node_name:
+            raise CacheError(
+                f'pod {_pod_ref(new_pod)} is assumed on node "{ps.pod.spec.node_name}", '
+                f'not on "{new_pod.spec.node_name}"'
+            )
+        self._remove_pod(ps.pod)
+        self._add_pod(new_pod, assumed=True)
 
     def add_pod(self, pod: Pod, *, pod_info: PodInfo | None = None) -> None:
         """A bound pod appeared: confirms an assumed pod (taking the new object, even on

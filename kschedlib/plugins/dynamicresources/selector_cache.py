@@ -1,21 +1,16 @@
-"""The device selector memo and CEL errors, importable without cel-python: the CEL
-environment (``cel``, with cel-python and lark) is imported on the first selector to
-evaluate, so clusters without DRA selectors never load it."""
+"""The device selector memo: results per (expression, device). cel-python's grammar is
+loaded on the first selector to compile, so clusters without DRA selectors never load it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kschedlib.api.cel.errors import CELCompileError as CELCompileError
+from kschedlib.api.cel.errors import CELError as CELError
+from kschedlib.plugins.dynamicresources.cel import compile_expression, device_activation
+
 if TYPE_CHECKING:
     from kschedlib.api.resource_v1 import Device
-
-
-class CELError(Exception):
-    """A runtime error, with cel-go's message."""
-
-
-class CELCompileError(CELError):
-    """An expression that does not compile (or is too long)."""
 
 
 class SelectorCache:
@@ -36,11 +31,6 @@ class SelectorCache:
         if hit is not None and hit[0] is device:
             r = hit[1]
         else:
-            from kschedlib.plugins.dynamicresources.cel import (
-                compile_expression,
-                device_activation,
-            )
-
             compiled = compile_expression(expression)
             if compiled.error is not None:
                 raise CELCompileError(compiled.error)
