@@ -14,6 +14,7 @@ same NodeInfo and generation are kept.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from operator import attrgetter, is_
 from typing import Any
 
 from kschedlib.api.pod import Pod
@@ -31,6 +32,8 @@ Share = tuple[tuple[str, int] | None, ...] | None
 (topology value, matching pods) or None when the inclusion policies leave the node out."""
 
 MAX_ENTRIES = 8
+_name_of = attrgetter("name")
+_generation_of = attrgetter("generation")
 
 
 def node_share(
@@ -112,7 +115,9 @@ def changed_indices(a: Sequence[Any], b: Sequence[Any]) -> list[int]:
 
 
 class _Entry:
-    __slots__ = ("nodes", "gens", "shares", "totals", "source", "snapshot", "seen", "positions")
+    __slots__ = (
+        "nodes", "gens", "shares", "totals", "source", "snapshot", "seen", "positions", "exact"
+    )
 
     def __init__(
         self, nodes: list[NodeInfo], gens: list[int], shares: list[Share], totals: list[dict[str, int]]
@@ -127,6 +132,8 @@ class _Entry:
         self.seen = 0
         # Node name -> position in ``nodes``, a hint checked before use (None: none kept).
         self.positions: dict[str, int] | None = None
+        # False: totals may hold emptied domains at 0 and keys out of recount order.
+        self.exact = True
 
 
 def _changed_from_log(
@@ -153,6 +160,38 @@ def _changed_from_log(
     return out
 
 
+def _only_removed(entry: _Entry, where: dict[str, int], nodes: list[NodeInfo]) -> _Entry | None:
+    """The entry for ``nodes`` when they are all listed in ``entry`` with the same NodeInfo at
+    the same generation (only nodes went): the removed nodes' shares are subtracted from the
+    totals (left inexact, see SpreadCounter.totals). None when some node is new or changed.
+    The checks run at C speed (map over the lists)."""
+    at = list(map(where.get, map(_name_of, nodes)))
+    if None in at:
+        return None
+    old_nodes = entry.nodes
+    try:
+        olds = list(map(old_nodes.__getitem__, at))  # type: ignore[arg-type]
+    except IndexError:
+        return None
+    if not all(map(is_, olds, nodes)):
+        return None
+    gens = list(map(_generation_of, nodes))
+    if list(map(entry.gens.__getitem__, at)) != gens:  # type: ignore[arg-type]
+        return None
+    old_shares = entry.shares
+    totals = entry.totals
+    for j in set(range(len(old_nodes))).difference(at):
+        share = old_shares[j]
+        if share is None:
+            continue
+        for i, x in enumerate(share):
+            if x is not None and x[1]:
+                totals[i][x[0]] -= x[1]
+    new = _Entry(nodes, gens, list(map(old_shares.__getitem__, at)), totals)  # type: ignore[arg-type]
+    new.exact = False
+    return new
+
+
 class SpreadCounter:
     """Per (pod key, constraints) the node shares and their totals; see the module doc."""
 
@@ -171,10 +210,15 @@ class SpreadCounter:
         all_nodes: Sequence[NodeInfo],
         require_all: bool,
         snapshot: Any = None,
+        exact: bool = True,
     ) -> list[dict[str, int]] | None:
         """Per constraint, matching pods per topology value over ``all_nodes`` (shared
         dicts: copy before changing them); None the first time a key is seen (count
         directly then: keeping counts pays off only for a key that comes back).
+
+        ``exact=False`` is for callers that only look values up: the totals may then hold
+        domains left without nodes (at 0) and keys in another order than a recount's, which
+        lets node removals subtract the removed nodes' shares instead of adding up all.
 
         ``snapshot``, the lister ``all_nodes`` comes from, tells through its change log
         (``changed_since``) which nodes changed, so that not every NodeInfo is looked at;
@@ -227,6 +271,7 @@ class SpreadCounter:
                 gens[i] = ni.generation
             if rebuild:
                 entry.totals = _totals(shares, k)
+                entry.exact = True
         elif entry is not None:
             # Nodes came or went (the list was rebuilt): a node still listed with the same
             # NodeInfo at the same generation keeps its share; the others are counted.
@@ -239,8 +284,11 @@ class SpreadCounter:
             old_nodes, old_gens, old_shares = entry.nodes, entry.gens, entry.shares
             n_old = len(old_nodes)
             nodes = list(all_nodes)
+            kept_entry = None
+            if not exact and 0 < len(nodes) < n_old:
+                kept_entry = _only_removed(entry, where, nodes)
             shares = []
-            for ni in nodes:
+            for ni in nodes if kept_entry is None else ():
                 at = where.get(ni.name)
                 if (
                     at is not None and at < n_old and old_nodes[at] is ni
@@ -249,13 +297,19 @@ class SpreadCounter:
                     shares.append(old_shares[at])
                 else:
                     shares.append(node_share(pod, constraints, required, ns, ni, require_all))
-            entry = _Entry(nodes, [ni.generation for ni in nodes], shares, _totals(shares, k))
+            if kept_entry is not None:
+                entry = kept_entry
+            else:
+                entry = _Entry(nodes, [ni.generation for ni in nodes], shares, _totals(shares, k))
         if entry is None:
             nodes = list(all_nodes)
             shares = [node_share(pod, constraints, required, ns, ni, require_all) for ni in nodes]
             entry = _Entry(nodes, [ni.generation for ni in nodes], shares, _totals(shares, k))
             if len(entries) >= MAX_ENTRIES:
                 del entries[next(iter(entries))]
+        if exact and not entry.exact:
+            entry.totals = _totals(entry.shares, k)
+            entry.exact = True
         entry.source = all_nodes
         entry.snapshot = snapshot
         entry.positions = None

@@ -200,7 +200,9 @@ def count_domains(
     constraints = s.constraints
     totals = (
         None if counter is None
-        else counter.totals(pod, constraints, all_nodes, require_all_topologies, lister)
+        else counter.totals(
+            pod, constraints, all_nodes, require_all_topologies, lister, exact=False
+        )
     )
     if totals is not None:
         assert counter is not None
