@@ -90,12 +90,23 @@ class SchedulingCycles(SchedulerBase):
         included) ends as an Error attempt with the pod requeued, never a lost pod."""
         start = time.perf_counter()
         self._in_cycle = None
+        batch = self._batch = (
+            None if self.batching is None else self.batching.for_profile(fwk.profile_name)
+        )
+        if batch is not None:
+            batch.begin(self.queue.scheduling_cycle())
         try:
-            return self._scheduling_cycle(fwk, qpi, start)
+            r = self._scheduling_cycle(fwk, qpi, start)
         except Exception as exc:
-            return self._internal_error(fwk, qpi, exc, start)
+            r = self._internal_error(fwk, qpi, exc, start)
         finally:
             self._in_cycle = None
+            self._batch = None
+        if batch is not None:
+            # The result was built in this cycle and is not seen yet: set the field in place
+            # (what attrs' own __init__ does for frozen classes) rather than copy it.
+            object.__setattr__(r, "batch", batch.outcome)
+        return r
 
     def _internal_error(
         self, fwk: Framework, qpi: QueuedPodInfo, exc: Exception, start: float
@@ -156,7 +167,7 @@ class SchedulingCycles(SchedulerBase):
             return self._fail(fwk, qpi, err, None, None, start, str(exc))
         try:
             result = self.algorithm.schedule_pod(
-                fwk, state, pod, self.snapshot, explain=explain
+                fwk, state, pod, self.snapshot, explain=explain, batch=self._batch
             )
         except NoNodesAvailableError as exc:
             none = Status(Code.UnschedulableAndUnresolvable, (str(exc),))

@@ -262,6 +262,7 @@ class EventHandlers(SchedulerBase):
             was_assumed = found.uid in self._waiting or (
                 assumed is not None and self.cache.is_assumed_pod(assumed)
             )
+            self._forget_pod_records(pending.key)
             self._forget_pending(pending)
             if was_assumed:
                 # handleAssumedPodDeletion: the resources it held are free again.
@@ -280,25 +281,29 @@ class EventHandlers(SchedulerBase):
         for fwk in self.frameworks.values():
             fwk.reject_waiting_pod(found.uid)
         self._waiting.pop(found.uid, None)
+        self._forget_pod_records(cached.key)
         self.workload_manager.delete_pod(cached)
         self.cache.remove_pod(cached)
         self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, cached, None)
+
+    def _forget_pod_records(self, key: str) -> None:
+        """Nothing is kept for a deleted pod: its explanations and last failure go."""
+        self.explanations.pop(key, None)
+        self.explanation_history.pop(key, None)
+        self.events.forget(key)
 
     def _find_pod(self, pod: Pod | str) -> Pod | None:
         if isinstance(pod, Pod):
             return pod
         if pod in self._pending:
             return self._pending[pod]
-        for p in self._pending.values():
-            if p.key == pod:
-                return p
+        uid = self._pending_keys.get(pod)
+        if uid is not None and uid in self._pending:
+            return self._pending[uid]
         for p in self._foreign.values():
             if p.uid == pod or p.key == pod:
                 return p
-        for p in self._cached_pods():
-            if p.uid == pod or p.key == pod:
-                return p
-        return None
+        return self.cache.find_pod(pod)
 
     # ------------------------------------------------------------------ other objects
 

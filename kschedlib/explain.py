@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
+from itertools import compress, repeat
+from operator import attrgetter, eq, gt
 
 from kschedlib.api.pod import Pod
 from kschedlib.framework.diagnosis import Diagnosis
@@ -11,6 +13,7 @@ from kschedlib.framework.runtime import Framework
 from kschedlib.plugins.gangscheduling import MSG_WAITING_AT_PERMIT
 from kschedlib.results import (
     Explanation,
+    LazyScores,
     NodeScoreDetail,
     NodeVerdict,
     PluginScoreDetail,
@@ -18,15 +21,57 @@ from kschedlib.results import (
 from kschedlib.schedule_one import ScheduleResult
 from kschedlib.scheduler_base import SchedulerBase
 
+_NAME = attrgetter("name")
 
-def _top_score_indices(scores: Sequence[Any], top: int, selected: str | None) -> list[int]:
+
+def _top_score_indices(
+    names: Sequence[str], totals: Sequence[int], top: int, selected: str | None
+) -> list[int]:
     """Indices of the ``top`` best-scored nodes (ties by name), ``selected`` always kept."""
-    ranked = sorted(range(len(scores)), key=lambda i: (-scores[i].total_score, scores[i].name))
-    keep = ranked[:top]
-    if selected and all(scores[i].name != selected for i in keep):
-        pick = [i for i in ranked if scores[i].name == selected]
+    keep: list[int] = []
+    n = len(names)
+    if top > 0 and n:
+        threshold = sorted(totals, reverse=True)[min(top, n) - 1]
+        above = list(compress(range(n), map(gt, totals, repeat(threshold))))
+        at = list(compress(range(n), map(eq, totals, repeat(threshold))))
+        above.sort(key=lambda i: (-totals[i], names[i]))
+        at.sort(key=names.__getitem__)
+        keep = above + at[: top - len(above)]
+    if selected and all(names[i] != selected for i in keep):
+        pick = [names.index(selected)] if selected in names else []
         keep = [*keep[: max(top - 1, 0)], *pick]
     return keep
+
+
+def _score_details(
+    result: ScheduleResult, top: int | None, selected: str | None
+) -> dict[str, NodeScoreDetail]:
+    """The per-node score breakdown of a cycle's result (the ``top`` best nodes, or all)."""
+    if result.totals is not None:
+        names = list(map(_NAME, result.feasible))
+        totals = result.totals
+        extenders: list[dict[str, int]] | None = None
+    else:
+        names = [nps.name for nps in result.scores]
+        totals = [nps.total_score for nps in result.scores]
+        extenders = [{s.name: s.score for s in nps.scores} for nps in result.scores]
+    b = result.breakdown
+    indices: Iterable[int] = range(len(names))
+    if top is not None:
+        indices = _top_score_indices(names, totals, top, selected)
+    scores: dict[str, NodeScoreDetail] = {}
+    for i in indices:
+        plugins: dict[str, PluginScoreDetail] = {}
+        if b is not None:
+            for p in b.plugins:
+                plugins[p] = PluginScoreDetail(
+                    b.raw_score(p, i), b.normalized_score(p, i), b.weights[p]
+                )
+        ext = {} if extenders is None else {
+            k: v for k, v in extenders[i].items() if k not in plugins
+        }
+        scores[names[i]] = NodeScoreDetail(plugins, ext, totals[i])
+    return scores
 
 
 class Explanations(SchedulerBase):
@@ -58,10 +103,8 @@ class Explanations(SchedulerBase):
             st = fwk.run_pre_enqueue_plugins(current)
             if st is not None:
                 return f"{st.plugin}: {st.message()}" + self._gang_detail(fwk, current)
-        for ev in reversed(self.events):
-            if ev.pod == current.key and ev.reason == "FailedScheduling":
-                return ev.message
-        return "waiting in the scheduling queue"
+        failed = self.events.last_failure.get(current.key)
+        return failed if failed is not None else "waiting in the scheduling queue"
 
     def _gang_detail(self, fwk: Framework, pod: Pod) -> str:
         pl = fwk.plugins.get("GangScheduling")
@@ -102,30 +145,25 @@ class Explanations(SchedulerBase):
                 for ni in self.snapshot.list():
                     if ni.name not in rejected and ni.name not in feasible:
                         rejected[ni.name] = NodeVerdict(None, absent.code.name, absent.reasons)
-        scores: dict[str, NodeScoreDetail] = {}
+        scores: Mapping[str, NodeScoreDetail] = {}
         feasible_names: tuple[str, ...] = ()
         selected = None
         fast = False
         if result is not None:
-            feasible_names = tuple(sorted(ni.name for ni in result.feasible))
+            feasible_names = tuple(sorted(map(_NAME, result.feasible)))
             selected = result.suggested_host or None
             fast = result.nominated_fast_path
-            b = result.breakdown
-            indices: Iterable[int] = range(len(result.scores))
             top = self._explain_top_nodes
-            if top is not None:
-                indices = _top_score_indices(result.scores, top, selected)
-            for i in indices:
-                nps = result.scores[i]
-                plugins: dict[str, PluginScoreDetail] = {}
-                if b is not None:
-                    for p in b.plugins:
-                        plugins[p] = PluginScoreDetail(b.raw[p][i], b.normalized[p][i], b.weights[p])
-                ext = {s.name: s.score for s in nps.scores if s.name not in plugins}
-                scores[nps.name] = NodeScoreDetail(plugins, ext, nps.total_score)
+            if top is not None:  # a few nodes: built now, the cycle's columns let go
+                scores = _score_details(result, top, selected)
+            elif result.scores or result.totals is not None:
+                scores = LazyScores(partial(_score_details, result, None, selected))
+        batch = self._batch
         exp = Explanation(
             pod.key, fwk.profile_name, pre, rejected, feasible_names, scores, selected, fast,
             d.post_filter_msg,
+            batch.outcome if batch else None,
+            (batch.hint or None) if batch else None,
         )
         self.explanations[pod.key] = exp
         if self._explain_keys is not None and pod.key in self._explain_keys:

@@ -60,6 +60,8 @@ _HANDLED = frozenset(
         "feature_gates",
         "workload_manager",
         "_eviction",
+        "batching",
+        "_batch",
         "_tickers",
         "explanation_history",
     }
@@ -127,8 +129,10 @@ def fork_scheduler(
     alg, old_alg = new.algorithm, sched.algorithm
     alg.rng.setstate(old_alg.rng.getstate())
     alg.next_start_node_index = old_alg.next_start_node_index
-    new.events = list(sched.events)
+    new.events = sched.events.copy()
     new.metrics = copy.deepcopy(sched.metrics)
+    if sched.batching is not None:
+        new.batching = sched.batching.fork(clk, new.metrics.batch)
     new.explanations = dict(sched.explanations)
     new.explanation_history = {k: list(v) for k, v in sched.explanation_history.items()}
     new._pending = dict(sched._pending)

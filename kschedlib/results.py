@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import enum
+from bisect import bisect_left
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
 
 from kschedlib.api.pod import Pod
+from kschedlib.framework.batch import BatchMetrics
 
 
 class Outcome(str, enum.Enum):
@@ -30,6 +33,35 @@ class Event:
     pod: str
     message: str
     timestamp: float
+
+
+class EventLog(list[Event]):
+    """The scheduler's events, oldest first, trimmed to the newest ``limit`` so a long-running
+    host keeps flat memory (kube-scheduler's events expire on the API server too). The last
+    FailedScheduling message of each pod not yet scheduled stays in ``last_failure``."""
+
+    def __init__(self, items: Iterable[Event] = (), limit: int = 10_000) -> None:
+        super().__init__(items)
+        self.limit = limit
+        self.last_failure: dict[str, str] = {}
+
+    def append(self, event: Event) -> None:
+        super().append(event)
+        if event.reason == "FailedScheduling":
+            self.last_failure[event.pod] = event.message
+        elif event.reason == "Scheduled":
+            self.last_failure.pop(event.pod, None)
+        if len(self) > 2 * self.limit:  # amortized O(1): trim once per ``limit`` events
+            del self[: len(self) - self.limit]
+
+    def forget(self, pod_key: str) -> None:
+        """The pod is gone: drop what is kept for it apart from the log."""
+        self.last_failure.pop(pod_key, None)
+
+    def copy(self) -> EventLog:
+        new = EventLog(self, self.limit)
+        new.last_failure = dict(self.last_failure)
+        return new
 
 
 @attrs.define(slots=True, frozen=True)
@@ -62,6 +94,38 @@ class NodeScoreDetail:
     total: int
 
 
+class LazyScores(Mapping[str, NodeScoreDetail]):
+    """Node name -> NodeScoreDetail, built on first use from the columns a scheduling cycle
+    kept (recording an attempt costs a reference, not a breakdown of every node)."""
+
+    __slots__ = ("_build", "_data")
+
+    def __init__(self, build: Callable[[], dict[str, NodeScoreDetail]]) -> None:
+        self._build: Callable[[], dict[str, NodeScoreDetail]] | None = build
+        self._data: dict[str, NodeScoreDetail] | None = None
+
+    def _get(self) -> dict[str, NodeScoreDetail]:
+        if self._data is None:
+            assert self._build is not None
+            self._data, self._build = self._build(), None
+        return self._data
+
+    def __getitem__(self, key: str) -> NodeScoreDetail:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled and copied as the built dict
+        return (dict, (self._get(),))
+
+
 @attrs.define(slots=True, frozen=True)
 class Explanation:
     """The full breakdown of one scheduling attempt, as kube-scheduler-simulator shows it."""
@@ -71,13 +135,18 @@ class Explanation:
     pre_filter: NodeVerdict | None
     rejected: dict[str, NodeVerdict]
     feasible: tuple[str, ...]
-    scores: dict[str, NodeScoreDetail]
+    scores: Mapping[str, NodeScoreDetail]
     selected: str | None
     nominated_fast_path: bool = False
     post_filter_message: str = ""
+    batch: str | None = None
+    """The opportunistic batch's outcome (``no_hint``, ``hint_used``, ``hint_not_used``;
+    None with OpportunisticBatching off)."""
+    batch_hint: str | None = None
+    """The node the batch offered as a hint, if any."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "pod": self.pod,
             "profile": self.profile,
             "preFilter": None if self.pre_filter is None else _verdict(self.pre_filter),
@@ -98,6 +167,11 @@ class Explanation:
             "selected": self.selected,
             "postFilterMessage": self.post_filter_message,
         }
+        if self.batch is not None:
+            d["batch"] = self.batch
+        if self.batch_hint is not None:
+            d["batchHint"] = self.batch_hint
+        return d
 
 
 def _verdict(v: NodeVerdict) -> dict[str, Any]:
@@ -116,6 +190,10 @@ class SchedulingResult:
     victims: tuple[Pod, ...] = ()
     explanation: Explanation | None = None
     post_filter_ran: bool = False
+    batch: str | None = None
+    """The opportunistic batch's outcome of the scheduling cycle (``no_hint``, ``hint_used``,
+    ``hint_not_used``, as kube-scheduler's scheduler_batch_attempts_total counts them); None
+    with OpportunisticBatching off or for a binding cycle resumed after Permit."""
 
     @property
     def key(self) -> str:
@@ -134,11 +212,9 @@ class Histogram:
     def observe(self, seconds: float) -> None:
         self.count += 1
         self.sum += seconds
-        for i, b in enumerate(self.buckets):
-            if seconds <= b:
-                self.counts[i] += 1
-                return
-        self.counts[-1] += 1
+        # The first bucket whose bound is at least ``seconds``; past the last, the +Inf one.
+        i = bisect_left(self.buckets, seconds)
+        self.counts[min(i, len(self.counts) - 1)] += 1
 
 
 @attrs.define(slots=True)
@@ -149,6 +225,8 @@ class SchedulerMetrics:
     attempt_duration: dict[str, Histogram] = attrs.field(factory=dict)
     preemption_attempts: int = 0
     preemption_victims: int = 0
+    batch: BatchMetrics = attrs.field(factory=BatchMetrics)
+    """Opportunistic batching: attempts by result, cache flushes by reason, durations."""
 
     def observe_attempt(self, result: str, seconds: float) -> None:
         self.schedule_attempts[result] += 1

@@ -23,7 +23,7 @@ _PARTS = frozenset(
         "_init_kwargs", "_txns", "registry", "config", "clock", "_binder", "_host_hooks",
         "explain_enabled", "objects", "cache", "snapshot", "_hooks", "extenders", "frameworks",
         "queue", "algorithm", "metrics", "_waiting", "workload_manager", "_eviction",
-        "_tickers", "feature_gates",
+        "_tickers", "feature_gates", "batching", "_batch",
     }
 )
 _VALUES = (int, float, str, bytes, bool, type(None), tuple, frozenset)
@@ -108,6 +108,10 @@ class Savepoint:
         self._rng = alg.rng.getstate()
         self._next_start = alg.next_start_node_index
         self._metrics = copy.deepcopy(sched.metrics)
+        batching = vars(sched).get("batching")
+        self._batching = (
+            None if batching is None else batching.fork(sched.clock, self._metrics.batch)
+        )
         self._waiting_pods: dict[str, dict[str, Any]] = {}
         self._plugins: dict[tuple[str, str], Any] = {}
         for profile, fwk in sched.frameworks.items():
@@ -151,6 +155,9 @@ class Savepoint:
         alg.rng.setstate(self._rng)
         alg.next_start_node_index = self._next_start
         transplant(sched.metrics, self._metrics)
+        if self._batching is not None:
+            # The opportunistic batches as they were, counting into the host's metrics.
+            sched.batching = self._batching.fork(sched.clock, sched.metrics.batch)
         for profile, fwk in sched.frameworks.items():
             fwk.waiting_pods._pods = dict(self._waiting_pods.get(profile, {}))
             for name, plugin in fwk.plugins.items():

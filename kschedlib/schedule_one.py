@@ -11,11 +11,13 @@ from typing import Any
 import attrs
 
 from kschedlib.api.pod import Pod
+from kschedlib.framework.batch import OpportunisticBatch
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, Extender
 from kschedlib.framework.interface import MAX_NODE_SCORE
-from kschedlib.framework.runtime import Framework, NodePluginScores, PluginScore, ScoreBreakdown
+from kschedlib.framework.reuse import ScoreBreakdown
+from kschedlib.framework.runtime import Framework, NodePluginScores, PluginScore
 from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.framework.types import NodeInfo
 
@@ -43,6 +45,8 @@ class ScheduleResult:
     scores: list[NodePluginScores] = attrs.field(factory=list)
     breakdown: ScoreBreakdown | None = None
     nominated_fast_path: bool = False
+    totals: list[int] | None = None
+    """Each feasible node's total score (in ``feasible`` order) when ``scores`` is not built."""
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -101,14 +105,51 @@ def _filter_node_local(
     fwk: Framework,
     state: CycleState,
     pod: Pod,
-    order: Iterable[NodeInfo],
+    nodes: Sequence[NodeInfo],
+    start_at: int,
     to_find: int,
     filters: list[tuple[str, Any]],
     table: dict[int, Status | None],
 ) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
     """Every filter is node-local and no pod is nominated: the verdict of a node is reused
-    while its NodeInfo is unchanged (``table`` is keyed by the NodeInfo generation)."""
+    while its NodeInfo is unchanged (``table`` is keyed by the NodeInfo generation). Nodes
+    are visited in round-robin order from ``start_at``."""
+    # The common case at once: the first ``to_find`` + 1 nodes all have a stored "fits"
+    # verdict, so the first ``to_find`` are the feasible ones and the search ends at the next
+    # (what the loop below finds, looked up in one pass without a Python-level step per node).
+    n = len(nodes)
+    end = start_at + to_find + 1
+    if end <= n:
+        head = list(nodes[start_at:end])
+        rest: Iterable[NodeInfo] = chain(islice(nodes, end, None), islice(nodes, 0, start_at))
+    else:
+        wrap = min(end - n, start_at)
+        head = [*nodes[start_at:], *nodes[:wrap]]
+        rest = islice(nodes, wrap, start_at)
     run = fwk.run_filter_plugins
+    get = table.get
+    # Whether each node has a stored "fits" (a comprehension reads the slot faster than
+    # attrgetter in map; a list of bools is counted and searched by identity).
+    fit = [get(ni.generation, _MISSING) is None for ni in head]
+    if fit.count(True) != len(head):
+        i = -1
+        try:
+            while True:  # the others, in order: nodes changed since their verdict was stored
+                i = fit.index(False, i + 1)
+                ni = head[i]
+                if get(ni.generation, _MISSING) is not _MISSING:
+                    break  # a stored rejection: the loop below decides
+                st = run(state, pod, ni, filters)
+                if st is None or st.is_rejected():  # errors are never stored
+                    table[ni.generation] = st
+                if st is not None:
+                    break  # a rejection (or an error): the loop below decides, from the start
+                fit[i] = True
+        except ValueError:
+            pass
+    if fit.count(True) == len(head):  # every node of the window fits
+        return head[:to_find], []
+    order = chain(head, rest)
     feasible: list[NodeInfo] = []
     append = feasible.append
     failed: list[tuple[str, Status]] = []
@@ -235,26 +276,32 @@ class SchedulingAlgorithm:
         snapshot: Any,
         *,
         explain: bool = False,
+        batch: OpportunisticBatch | None = None,
     ) -> ScheduleResult:
-        """Raises NoNodesAvailableError, FitError (with the diagnosis) or SchedulingError."""
+        """Raises NoNodesAvailableError, FitError (with the diagnosis) or SchedulingError.
+        ``batch``: the profile's opportunistic batch (hints asked and results stored)."""
         all_nodes: Sequence[NodeInfo] = snapshot.node_infos().list()
         if not all_nodes:
             raise NoNodesAvailableError()
-        feasible, diagnosis, fast = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
+        feasible, diagnosis, fast = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot, batch)
         if not feasible:
             raise FitError(pod, len(all_nodes), diagnosis)
         if len(feasible) == 1:
+            if batch is not None:
+                batch.store(feasible[0].name)
             return ScheduleResult(
                 feasible[0].name, 1 + len(diagnosis.node_to_status), 1, diagnosis, feasible,
                 nominated_fast_path=fast,
             )
         breakdown = ScoreBreakdown([], {}, {}, {}) if explain else None
         try:
-            if breakdown is None and not self.extenders and fwk.has_score_plugins():
-                # The common path: totals only, no per-node result objects.
-                host = self._select_host_from_totals(
-                    feasible, self._prioritize_totals(fwk, state, pod, feasible)
-                )
+            if not self.extenders and fwk.has_score_plugins():
+                # The common path: totals only, no per-node result objects (an explanation
+                # keeps the totals and the per-plugin breakdown the scoring recorded).
+                totals = self._prioritize_totals(fwk, state, pod, feasible, breakdown)
+                host = self._select_host_from_totals(feasible, totals)
+                if batch is not None:
+                    batch.store(host, feasible, totals)
                 return ScheduleResult(
                     host,
                     len(feasible) + len(diagnosis.node_to_status),
@@ -262,8 +309,9 @@ class SchedulingAlgorithm:
                     diagnosis,
                     feasible,
                     [],
-                    None,
+                    breakdown,
                     fast,
+                    totals if breakdown is not None else None,
                 )
             scores = self.prioritize_nodes(fwk, state, pod, feasible, breakdown)
         except SchedulingError as exc:
@@ -273,6 +321,8 @@ class SchedulingAlgorithm:
             )
             raise
         host = self.select_host(scores)
+        if batch is not None:
+            batch.store(host, scores, [s.total_score for s in scores])
         return ScheduleResult(
             host,
             len(feasible) + len(diagnosis.node_to_status),
@@ -285,7 +335,8 @@ class SchedulingAlgorithm:
         )
 
     def find_nodes_that_fit_pod(
-        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Any
+        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Any,
+        batch: OpportunisticBatch | None = None,
     ) -> tuple[list[NodeInfo], Diagnosis, bool]:
         diagnosis = Diagnosis()
         all_nodes: Sequence[NodeInfo] = snapshot.node_infos().list()
@@ -299,10 +350,12 @@ class SchedulingAlgorithm:
             diagnosis.add_plugin_status(st)
             return [], diagnosis, False
 
-        if pod.status.nominated_node_name:
-            feasible = self._evaluate_nominated_node(fwk, state, pod, snapshot, diagnosis)
+        # A batch hint is filtered alone, as a nominated node is (which takes precedence).
+        hint = batch.get_node_hint(fwk, state, pod, snapshot) if batch is not None else ""
+        if pod.status.nominated_node_name or hint:
+            feasible = self._evaluate_nominated_node(fwk, state, pod, snapshot, diagnosis, hint)
             if feasible:
-                return feasible, diagnosis, True
+                return feasible, diagnosis, bool(pod.status.nominated_node_name)
 
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_res is not None and not pre_res.all_nodes():
@@ -330,10 +383,11 @@ class SchedulingAlgorithm:
         return after, diagnosis, False
 
     def _evaluate_nominated_node(
-        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Any, diagnosis: Diagnosis
+        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Any, diagnosis: Diagnosis,
+        hint: str = "",
     ) -> list[NodeInfo]:
         try:
-            ni = snapshot.node_infos().get(pod.status.nominated_node_name)
+            ni = snapshot.node_infos().get(pod.status.nominated_node_name or hint)
         except KeyError:
             return []
         feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni], start=0)
@@ -376,7 +430,9 @@ class SchedulingAlgorithm:
         if table is None:
             feasible, failed = _filter_each(fwk, state, pod, order, to_find, filters, nominated)
         elif k == len(filters) and not nominated_names:
-            feasible, failed = _filter_node_local(fwk, state, pod, order, to_find, filters, table)
+            feasible, failed = _filter_node_local(
+                fwk, state, pod, nodes, start_at, to_find, filters, table
+            )
         else:
             assert nominated_names is not None
             feasible, failed = _filter_with_table(
@@ -430,9 +486,8 @@ class SchedulingAlgorithm:
         st = fwk.run_pre_score_plugins(state, pod, nodes)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
-        scores, st = fwk.run_score_plugins(
-            state, pod, nodes, breakdown, detailed=breakdown is not None
-        )
+        # Per-plugin scores travel in ``breakdown`` (explanations read them from there).
+        scores, st = fwk.run_score_plugins(state, pod, nodes, breakdown, detailed=False)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
         if self.extenders:
@@ -455,13 +510,23 @@ class SchedulingAlgorithm:
         return scores
 
     def _prioritize_totals(
-        self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        nodes: list[NodeInfo],
+        breakdown: ScoreBreakdown | None = None,
     ) -> list[int]:
-        """prioritize_nodes without extenders: each node's total score, in ``nodes`` order."""
+        """prioritize_nodes without extenders: each node's total score up to one amount common
+        to all nodes, in ``nodes`` order."""
         st = fwk.run_pre_score_plugins(state, pod, nodes)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
-        totals, st = fwk.run_score_plugins_totals(state, pod, nodes)
+        # Without an explanation, totals up to a common amount: host selection and the
+        # batch's ranking only compare (an explanation shows the real totals).
+        totals, st = fwk.run_score_plugins_totals(
+            state, pod, nodes, breakdown, relative=breakdown is None
+        )
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
         return totals

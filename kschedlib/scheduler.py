@@ -29,6 +29,7 @@ from kschedlib.eventhandlers import EventHandlers
 from kschedlib.explain import Explanations
 from kschedlib.features import FeatureGates
 from kschedlib.fork import Transaction, begin, fork_scheduler
+from kschedlib.framework.batch import Batching, OpportunisticBatch
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.handle import ObjectStore, RealClock
@@ -37,7 +38,7 @@ from kschedlib.framework.runtime import Framework
 from kschedlib.framework.types import PodInfo
 from kschedlib.plugins.registry import in_tree_registry
 from kschedlib.results import (
-    Event,
+    EventLog,
     Explanation,
     SchedulerMetrics,
 )
@@ -133,6 +134,10 @@ class _Hooks:
         """An API write by a plugin (DynamicResources' claim status), applied as the informer
         would deliver it."""
         self._sched.update_object(obj)
+
+    def delete_object(self, obj: Any) -> None:
+        """An API delete by a plugin (DynamicResources' extended-resource claim)."""
+        self._sched.delete_object(obj)
 
 
 class Scheduler(EventHandlers, SchedulingCycles, Explanations):
@@ -250,8 +255,14 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
             seed=seed,
             deterministic=deterministic,
         )
-        self.events: list[Event] = []
+        self.events: EventLog = EventLog()
         self.metrics = SchedulerMetrics()
+        # OpportunisticBatching: one batch per profile (framework/batch.py).
+        self.batching: Batching | None = None
+        if gates.enabled("OpportunisticBatching"):
+            self.batching = Batching(self.frameworks, self.clock, seed=seed,
+                                     deterministic=deterministic, metrics=self.metrics.batch)
+        self._batch: OpportunisticBatch | None = None
         self.explanations: dict[str, Explanation] = {}
         self._pending: dict[str, Pod] = {}
         self._pending_keys: dict[str, str] = {}

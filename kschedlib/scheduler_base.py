@@ -12,13 +12,14 @@ from kschedlib.backend.cache import Cache
 from kschedlib.backend.queue.scheduling_queue import PriorityQueue
 from kschedlib.backend.snapshot import Snapshot
 from kschedlib.backend.workloadmanager import WorkloadManager
+from kschedlib.framework.batch import Batching, OpportunisticBatch
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.handle import ObjectStore
 from kschedlib.framework.queued_pod_info import QueuedPodInfo
 from kschedlib.framework.runtime import Framework
-from kschedlib.results import Event, Explanation, SchedulerMetrics
+from kschedlib.results import EventLog, Explanation, SchedulerMetrics
 from kschedlib.schedule_one import ScheduleResult, SchedulingAlgorithm
 
 
@@ -66,7 +67,7 @@ class SchedulerBase:
     frameworks: dict[str, Framework]
     extenders: list[Extender]
     workload_manager: WorkloadManager
-    events: list[Event]
+    events: EventLog
     metrics: SchedulerMetrics
     explanations: dict[str, Explanation]
     explanation_history: dict[str, list[Explanation]]
@@ -85,6 +86,9 @@ class SchedulerBase:
     _nnn_for_expectation: bool
     _clear_nnn_after_binding: bool
     _track_workloads: bool
+    batching: Batching | None
+    _batch: OpportunisticBatch | None
+    """The profile's opportunistic batch during a scheduling cycle (None outside one)."""
 
     # What one room calls in another (each defined once, in the room named).
 

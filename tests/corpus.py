@@ -11,5 +11,8 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("KSCHEDLIB_SHARED", REPO.parent / "shared"))
 CORPUS = REPO / "tests" / "conformance" / "corpus"
 SHARED_CORPUS = SHARED / "conformance"
+DRA_ALPHA_CORPUS = REPO / "tests" / "conformance" / "corpus-dra-alpha"
+"""Scenarios recorded with DRA's alpha feature gates on (each names its ``featureGates``)."""
+SHARED_DRA_ALPHA_CORPUS = SHARED / "conformance-dra-alpha"
 BENCH = SHARED / "bench"
 """The shared benchmark workloads (large; no test needs them: tests generate their inputs)."""

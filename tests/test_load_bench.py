@@ -17,6 +17,10 @@ def test_make_and_measure(tmp_path: Path, capsys: object) -> None:
         n = make_list(0.3, str(out), str(SOURCE))
         objs = load_objects(out)
         assert len(objs) == n > 10 and len({o.metadata.name for o in objs}) == n
-    assert main([str(tmp_path / "pods.json")]) == 0
-    line = capsys.readouterr().out  # type: ignore[attr-defined]
-    assert line.startswith("pods.json: ") and "s CPU" in line and "peak RSS" in line
+    assert main([str(tmp_path / "pods.json"), str(tmp_path / "pods.yaml")]) == 0
+    lines = capsys.readouterr().out.splitlines()  # type: ignore[attr-defined]
+    assert lines[0].startswith("load pods.json [json]: ") and "s CPU" in lines[0]
+    assert "peak RSS" in lines[0]
+    assert lines[1].startswith("load pods.yaml [")
+    # with libfyaml installed, a second line measures PyYAML
+    assert lines[2:] in ([], ["load pods.yaml [pyyaml]: " + lines[2].split(": ", 1)[1]])

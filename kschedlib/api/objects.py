@@ -15,6 +15,7 @@ from kschedlib.api.node import Namespace, Node
 from kschedlib.api.pod import Pod
 from kschedlib.api.resource_v1 import (
     DeviceClass,
+    DeviceTaintRule,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
@@ -55,6 +56,7 @@ KINDS: dict[str, Callable[[Any], Any]] = {
     "ResourceSlice": ResourceSlice.from_dict,
     "ResourceClaim": ResourceClaim.from_dict,
     "ResourceClaimTemplate": ResourceClaimTemplate.from_dict,
+    "DeviceTaintRule": DeviceTaintRule.from_dict,
 }
 
 

@@ -305,6 +305,21 @@ class PodResourceClaimStatus:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
+class ContainerExtendedResourceRequest:
+    container_name: str = ""
+    resource_name: str = ""
+    request_name: str = ""
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class PodExtendedResourceClaimStatus:
+    """The claim the scheduler created for DRA-backed extended resources (DRAExtendedResource)."""
+
+    request_mappings: tuple[ContainerExtendedResourceRequest, ...] = ()
+    resource_claim_name: str = ""
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
 class PodStatus:
     phase: str = ""
     reason: str = ""
@@ -316,6 +331,7 @@ class PodStatus:
     container_statuses: tuple[ContainerStatus, ...] = ()
     init_container_statuses: tuple[ContainerStatus, ...] = ()
     resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)

@@ -1,7 +1,8 @@
 """Dynamic Resource Allocation objects (resource.k8s.io/v1): DeviceClass, ResourceSlice,
 ResourceClaim, ResourceClaimTemplate. Fields of alpha features (partitionable devices,
-consumable capacity, device taints, binding conditions) are parsed so inputs round-trip;
-the scheduler treats them as v1.35 does with those gates off."""
+consumable capacity, device taints, binding conditions) are typed; the allocator honours
+them only when their feature gate is on, as v1.35 does. DeviceTaintRule is
+resource.k8s.io/v1alpha3."""
 
 from __future__ import annotations
 
@@ -88,9 +89,25 @@ class DeviceAttribute:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
+class CapacityRequestPolicyRange:
+    min: Quantity | None = None
+    max: Quantity | None = None
+    step: Quantity | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class CapacityRequestPolicy:
+    """How a shared device's capacity may be requested (DRAConsumableCapacity)."""
+
+    default: Quantity | None = None
+    valid_values: tuple[Quantity, ...] = ()
+    valid_range: CapacityRequestPolicyRange | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
 class DeviceCapacity:
     value: Quantity | None = None
-    request_policy: Any = None  # DRAConsumableCapacity (alpha, off)
+    request_policy: CapacityRequestPolicy | None = None  # DRAConsumableCapacity
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -98,6 +115,26 @@ class DeviceTaint:
     key: str = ""
     value: str = ""
     effect: str = ""
+    time_added: Any = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class Counter:
+    value: Quantity | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class CounterSet:
+    """Shared counters of a pool (DRAPartitionableDevices)."""
+
+    name: str = ""
+    counters: dict[str, Counter] = attrs.field(factory=dict)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class DeviceCounterConsumption:
+    counter_set: str = ""
+    counters: dict[str, Counter] = attrs.field(factory=dict)
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -105,8 +142,8 @@ class Device:
     name: str = ""
     attributes: dict[str, DeviceAttribute] = attrs.field(factory=dict)
     capacity: dict[str, DeviceCapacity] = attrs.field(factory=dict)
-    # Alpha fields, parsed and ignored as with their gates off.
-    consumes_counters: Any = None
+    # Alpha fields, used only with their feature gates on.
+    consumes_counters: tuple[DeviceCounterConsumption, ...] = ()
     node_name: str | None = None
     node_selector: NodeSelector | None = None
     all_nodes: bool | None = None
@@ -131,9 +168,9 @@ class ResourceSliceSpec:
     node_name: str | None = None
     node_selector: NodeSelector | None = None
     all_nodes: bool | None = None
-    per_device_node_selection: bool | None = None  # DRAPartitionableDevices (alpha, off)
+    per_device_node_selection: bool | None = None  # DRAPartitionableDevices
     devices: tuple[Device, ...] = ()
-    shared_counters: Any = None  # DRAPartitionableDevices (alpha, off)
+    shared_counters: tuple[CounterSet, ...] = ()  # DRAPartitionableDevices
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -159,6 +196,13 @@ class DeviceToleration:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
+class CapacityRequirements:
+    """Capacity a request consumes from a shared device (DRAConsumableCapacity)."""
+
+    requests: dict[str, Quantity] = attrs.field(factory=dict)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
 class ExactDeviceRequest:
     device_class_name: str = ""
     selectors: tuple[DeviceSelector, ...] = ()
@@ -169,7 +213,7 @@ class ExactDeviceRequest:
     count: int = 1
     admin_access: bool | None = None
     tolerations: tuple[DeviceToleration, ...] = ()
-    capacity: Any = None  # DRAConsumableCapacity (alpha, off)
+    capacity: CapacityRequirements | None = None  # DRAConsumableCapacity
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -183,7 +227,7 @@ class DeviceSubRequest:
     )
     count: int = 1
     tolerations: tuple[DeviceToleration, ...] = ()
-    capacity: Any = None
+    capacity: CapacityRequirements | None = None
 
     @property
     def admin_access(self) -> bool | None:
@@ -201,7 +245,7 @@ class DeviceRequest:
 class DeviceConstraint:
     requests: tuple[str, ...] = ()
     match_attribute: str | None = None
-    distinct_attribute: str | None = None  # DRAConsumableCapacity (alpha, off)
+    distinct_attribute: str | None = None  # DRAConsumableCapacity
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -265,10 +309,35 @@ class ResourceClaimConsumerReference:
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
+class DeviceCondition:
+    """A metav1.Condition in a device's status (binding conditions)."""
+
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+    last_transition_time: Any = None
+    observed_generation: int | None = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class AllocatedDeviceStatus:
+    """status.devices[]: what the driver reports about an allocated device."""
+
+    driver: str = ""
+    pool: str = ""
+    device: str = ""
+    share_id: str | None = attrs.field(default=None, metadata={"json": "shareID"})
+    conditions: tuple[DeviceCondition, ...] = ()
+    data: Any = None
+    network_data: Any = None
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
 class ResourceClaimStatus:
     allocation: AllocationResult | None = None
     reserved_for: tuple[ResourceClaimConsumerReference, ...] = ()
-    devices: Any = None
+    devices: tuple[AllocatedDeviceStatus, ...] = ()
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -298,9 +367,46 @@ class ResourceClaimTemplate(KubeObject):
     spec: ResourceClaimTemplateSpec = attrs.field(factory=ResourceClaimTemplateSpec)
 
 
+# ------------------------------------------------------------------ taint rules (v1alpha3)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class DeviceTaintSelector:
+    device_class_name: str | None = None
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+    selectors: tuple[DeviceSelector, ...] = ()
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class DeviceTaintRuleSpec:
+    device_selector: DeviceTaintSelector | None = None
+    taint: DeviceTaint = attrs.field(factory=DeviceTaint)
+
+
+@attrs.define(slots=True, frozen=True, kw_only=True)
+class DeviceTaintRule(KubeObject):
+    """A taint for the devices its selector picks (DRADeviceTaintRules)."""
+
+    label = "devicetaintrule"
+
+    api_version: str = attrs.field(
+        default="resource.k8s.io/v1alpha3", metadata={"json": "apiVersion"}
+    )
+    kind: str = "DeviceTaintRule"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: DeviceTaintRuleSpec = attrs.field(factory=DeviceTaintRuleSpec)
+    status: Any = None
+
+
+EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+RESOURCE_DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+
 DRA_KINDS: dict[str, type[KubeObject]] = {
     "DeviceClass": DeviceClass,
     "ResourceSlice": ResourceSlice,
     "ResourceClaim": ResourceClaim,
     "ResourceClaimTemplate": ResourceClaimTemplate,
+    "DeviceTaintRule": DeviceTaintRule,
 }

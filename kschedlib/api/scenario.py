@@ -13,6 +13,7 @@ from kschedlib.api.node import Namespace, Node
 from kschedlib.api.pod import Pod, is_terminal
 from kschedlib.api.resource_v1 import (
     DeviceClass,
+    DeviceTaintRule,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
@@ -45,6 +46,7 @@ _LISTS: dict[str, Any] = {
     "resourceSlices": ResourceSlice.from_dict,
     "resourceClaims": ResourceClaim.from_dict,
     "resourceClaimTemplates": ResourceClaimTemplate.from_dict,
+    "deviceTaintRules": DeviceTaintRule.from_dict,
 }
 
 
@@ -70,6 +72,9 @@ class Scenario:
     resource_slices: tuple[ResourceSlice, ...] = ()
     resource_claims: tuple[ResourceClaim, ...] = ()
     resource_claim_templates: tuple[ResourceClaimTemplate, ...] = ()
+    device_taint_rules: tuple[DeviceTaintRule, ...] = ()
+    # --feature-gates of the recording (absent: v1.35 defaults).
+    feature_gates: Mapping[str, bool] = attrs.field(factory=dict)
 
     @property
     def family(self) -> str:
@@ -114,9 +119,20 @@ class Scenario:
                 "resourceSlices": "resource_slices",
                 "resourceClaims": "resource_claims",
                 "resourceClaimTemplates": "resource_claim_templates",
+                "deviceTaintRules": "device_taint_rules",
             }.get(key, key)
             kwargs[attr] = tuple(objs)
-        return cls(name=name, description=str(data.get("description", "")), config=cfg, **kwargs)
+        gates = data.get("featureGates") or {}
+        if not isinstance(gates, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, bool) for k, v in gates.items()
+        ):
+            raise InvalidObjectError(
+                f"scenario {name}", "featureGates", "expected an object of gate name to boolean"
+            )
+        return cls(
+            name=name, description=str(data.get("description", "")), config=cfg,
+            feature_gates=dict(gates), **kwargs,
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
@@ -140,4 +156,5 @@ class Scenario:
             *self.resource_slices,
             *self.resource_claims,
             *self.resource_claim_templates,
+            *self.device_taint_rules,
         ]

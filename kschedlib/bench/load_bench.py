@@ -3,8 +3,9 @@
 ``python -m kschedlib.bench.load_bench --make 50 pods.json --from DUMP`` writes a ``kind: List``
 of about 50 MB (kubectl's 4-space JSON, or YAML as kubectl writes it for a ``.yaml`` name) by
 repeating the pods of a real dump under new names; ``python -m kschedlib.bench.load_bench
-FILE...`` loads each file in a fresh process and prints objects, size, CPU and wall time, and
-peak resident memory.
+FILE...`` (or ``python -m kschedlib.bench --load FILE...``) loads each file in a fresh process
+and prints objects, size, CPU and wall time, and peak resident memory; a YAML file once with
+each reader installed (libfyaml of ``kschedlib[fastyaml]``, and PyYAML).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ DEFAULT_SOURCE = os.path.join("tests", "data", "realdata", "describecluster__pod
 _CHILD = """
 import resource, sys, time
 t0, c0 = time.perf_counter(), time.process_time()
-from kschedlib.api import load_objects
+from kschedlib.api import load_objects, loader
 objs = load_objects(sys.argv[1])
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 try:
@@ -33,7 +34,9 @@ try:
         hwm = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
 except OSError:
     hwm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(len(objs), f"{cpu:.2f}", f"{wall:.2f}", hwm // 1024)
+yaml = sys.argv[1].endswith((".yaml", ".yml"))
+reader = "json" if not yaml else "libfyaml" if loader._libfyaml is not None else "pyyaml"
+print(len(objs), f"{cpu:.2f}", f"{wall:.2f}", hwm // 1024, reader)
 """
 
 
@@ -70,15 +73,17 @@ def make_list(megabytes: float, out: str, source: str) -> int:
     return len(pods)
 
 
-def measure(path: str) -> str:
+def measure(path: str, reader: str = "") -> str:
+    """One load of ``path`` in a fresh process; ``reader="pyyaml"`` forces PyYAML."""
+    env = dict(os.environ, KSCHEDLIB_YAML=reader) if reader else None
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, path], check=True, capture_output=True, text=True
+        [sys.executable, "-c", _CHILD, path], check=True, capture_output=True, text=True, env=env
     ).stdout.split()
-    n, cpu, wall, rss = out
+    n, cpu, wall, rss, used = out
     mb = os.path.getsize(path) / 1e6
     return (
-        f"{os.path.basename(path)}: {n} objects, {mb:.1f} MB, {cpu} s CPU, {wall} s wall, "
-        f"peak RSS {rss} MB"
+        f"load {os.path.basename(path)} [{used}]: {n} objects, {mb:.1f} MB, {cpu} s CPU, "
+        f"{wall} s wall, peak RSS {rss} MB"
     )
 
 
@@ -92,7 +97,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         n = make_list(float(args.make[0]), args.make[1], args.source)
         print(f"wrote {args.make[1]}: {n} pods, {os.path.getsize(args.make[1]) / 1e6:.1f} MB")
     for path in args.files:
-        print(measure(path))
+        line = measure(path)
+        print(line, flush=True)
+        if "[libfyaml]" in line:
+            print(measure(path, "pyyaml"), flush=True)
     return 0
 
 

@@ -54,6 +54,14 @@ def load(path: str | None, workload: str | None = None) -> Scenario:
         from kschedlib.bench.workloads import dra_structured_scenario
 
         return dra_structured_scenario()
+    if workload == "dra-partitionable-500n":
+        from kschedlib.bench.workloads import dra_partitionable_scenario
+
+        return dra_partitionable_scenario()
+    if workload == "dra-consumable-500n":
+        from kschedlib.bench.workloads import dra_consumable_scenario
+
+        return dra_consumable_scenario()
     if path is None:
         raise ValueError("a scenario file is needed")
     scenario = Scenario.load(path)
@@ -72,6 +80,8 @@ def schedule(
     kube-scheduler's placement harness does)."""
     t0 = time.perf_counter()
     options.setdefault("seed", 0)
+    if scenario.feature_gates:
+        options.setdefault("feature_gates", dict(scenario.feature_gates))
     sched = Scheduler(scenario.config, clock=FakeClock(), explain=False, **options)
     for node in scenario.nodes:
         sched.add_node(node)
@@ -99,11 +109,12 @@ def schedule(
 
 
 def run(
-    path: str | None, limit: int | None = None, out: Any = None, workload: str | None = None
+    path: str | None, limit: int | None = None, out: Any = None, workload: str | None = None,
+    feature_gates: str | None = None,
 ) -> dict[str, float]:
     """Schedule the scenario's pending pods (or a synthetic ``workload`` on its nodes)."""
     out = out or sys.stdout
-    b = schedule(load(path, workload), limit)
+    b = schedule(load(path, workload), limit, feature_gates=feature_gates)
     scheduled = b.scheduled
     attempts = len(b.results)
     print(f"scenario: {b.scenario.name} ({len(b.scenario.nodes)} nodes, {b.pending} pending pods)", file=out)

@@ -1,4 +1,5 @@
-"""python -m kschedlib.conformance DIR [--json OUT] [--verbose] [--family F ...]"""
+"""python -m kschedlib.conformance DIR [--json OUT] [--verbose] [--family F ...]
+    [--feature-gates OpportunisticBatching=false]"""
 
 from __future__ import annotations
 
@@ -19,9 +20,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", dest="json_out", help="write per-scenario results to this file")
     ap.add_argument("--verbose", "-v", action="store_true", help="print every mismatch")
     ap.add_argument("--family", action="append", help="only these families (repeatable)")
+    ap.add_argument("--feature-gates", metavar="GATES",
+                    help="e.g. OpportunisticBatching=false (then <name>.expected.json is "
+                    "used even where <name>.batching.expected.json exists)")
     args = ap.parse_args(argv)
 
-    results = run_directory(args.directory, set(args.family) if args.family else None)
+    results = run_directory(args.directory, set(args.family) if args.family else None,
+                            args.feature_gates)
     by_family: dict[str, list[bool]] = defaultdict(list)
     for r in results:
         by_family[r.family].append(r.passed)

@@ -7,10 +7,12 @@ from typing import Any
 
 from kschedlib.api.codec import encode
 from kschedlib.api.pod import Pod
+from kschedlib.api.resource_v1 import EXTENDED_RESOURCE_CLAIM_ANNOTATION, ResourceClaim
 from kschedlib.api.scenario import Scenario
+from kschedlib.features import FeatureGates
 from kschedlib.framework.handle import FakeClock
 from kschedlib.framework.status import Code
-from kschedlib.plugins.dynamicresources import pod_claims
+from kschedlib.plugins.dynamicresources import extended_resource_claim, pod_claims
 from kschedlib.results import Explanation, NodeVerdict, Outcome, SchedulingResult
 from kschedlib.scheduler import Scheduler
 
@@ -30,17 +32,26 @@ def scheduler_config(scenario: Scenario) -> dict[str, Any]:
     return cfg
 
 
+def _gates(given: Any, scenario: Scenario) -> Any:
+    """The gates to run with: the caller's (``--feature-gates``), with the scenario's own
+    ``featureGates`` (the ones it was recorded with) on top."""
+    if not scenario.feature_gates:
+        return given
+    return FeatureGates.of(given).with_overrides(dict(scenario.feature_gates))
+
+
 class ScenarioSession:
     """Schedules a scenario's pending pods one after another: a selected pod is bound at
     once; a preemptor is retried once on its nominated node; a pod that stays unschedulable
     without a nomination leaves the cluster before the next pod, as in the corpus."""
 
-    def __init__(self, scenario: Scenario, config: Any = None) -> None:
+    def __init__(self, scenario: Scenario, config: Any = None, feature_gates: Any = None) -> None:
         self.scenario = scenario
         self.scheduler = Scheduler(
             config if config is not None else scheduler_config(scenario),
             clock=FakeClock(),
             deterministic=True,
+            feature_gates=_gates(feature_gates, scenario),
         )
         s = self.scheduler
         for node in scenario.nodes:
@@ -117,9 +128,17 @@ class ScenarioSession:
 
     def add_claims(self, e: dict[str, Any], r: SchedulingResult, allocated: set[str]) -> None:
         """For a selected pod with claims: each claim's allocation after PreBind."""
-        if r.outcome != Outcome.Scheduled or not r.pod.spec.resource_claims:
+        if r.outcome != Outcome.Scheduled:
             return
-        claims, _ = pod_claims(r.pod, self.scheduler.objects)
+        objects = self.scheduler.objects
+        claims: list[ResourceClaim] = []
+        if r.pod.spec.resource_claims:
+            claims, _ = pod_claims(r.pod, objects)
+        ext = extended_resource_claim(r.pod, objects)
+        if ext is not None:
+            claims.append(ext)
+        elif not r.pod.spec.resource_claims:
+            return
         out: dict[str, Any] = {}
         for c in claims:
             alloc = c.status.allocation
@@ -132,11 +151,26 @@ class ScenarioSession:
                 }
                 if d.admin_access:
                     dev["adminAccess"] = True
+                if d.share_id is not None:
+                    dev["shared"] = True
+                if d.consumed_capacity:
+                    dev["consumedCapacity"] = {k: str(q) for k, q in d.consumed_capacity.items()}
                 devices.append(dev)
             entry: dict[str, Any] = {"devices": devices}
             if alloc.node_selector is not None:
                 entry["nodeSelector"] = encode(alloc.node_selector)
             entry["new"] = c.metadata.key not in allocated
+            if c.metadata.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true":
+                entry["extendedResources"] = True
+                entry["requests"] = [
+                    {
+                        "name": r.name,
+                        "deviceClassName": r.exactly.device_class_name,
+                        "count": r.exactly.count,
+                    }
+                    for r in c.spec.devices.requests
+                    if r.exactly is not None
+                ]
             out[c.metadata.key] = entry
         e["claims"] = out
 
@@ -172,6 +206,8 @@ class ScenarioSession:
             e["feasibleNodes"] = list(exp.feasible)
             if not exp.nominated_fast_path:
                 e["filterStatuses"] = {n: verdict_json(v) for n, v in sorted(exp.rejected.items())}
+            if exp.batch_hint is not None:
+                e["batchHint"] = exp.batch_hint
             if len(exp.feasible) > 1:
                 e["scores"] = {
                     n: {

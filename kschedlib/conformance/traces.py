@@ -37,8 +37,11 @@ __all__ = [
     "replay",
 ]
 
-ATTEMPT_FIELDS = ("pod", "clock", "result", "node", "message", "nominatedNode", "victims")
-"""The fields of an attempt record that are compared (``batch`` is not recorded by kschedlib)."""
+ATTEMPT_FIELDS = (
+    "pod", "clock", "result", "node", "message", "nominatedNode", "victims", "batch",
+)
+"""The fields of an attempt record that are compared (``batch``: the opportunistic batch's
+outcome, ``no_hint`` when the gate is off or the attempt was no scheduling cycle)."""
 
 _RESULTS = {
     Outcome.Scheduled: "scheduled",
@@ -99,6 +102,7 @@ def attempt_record(result: SchedulingResult, clock: float) -> dict[str, Any]:
         "message": None if scheduled else (result.message or None),
         "nominatedNode": None if scheduled else (result.nominated_node or None),
         "victims": sorted(v.key for v in result.victims),
+        "batch": result.batch or "no_hint",
         "clock": clock,
     }
 

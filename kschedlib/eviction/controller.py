@@ -16,9 +16,14 @@ import attrs
 
 from kschedlib.api.node import Node, Taint
 from kschedlib.api.pod import Pod, PodCondition
+from kschedlib.api.resource_v1 import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice
 from kschedlib.api.workloads import PodDisruptionBudget
 from kschedlib.errors import CacheError, EvictionError
 from kschedlib.eviction.config import SIGNAL_TO_RESOURCE, EvictionConfig, format_bytes
+from kschedlib.eviction.device_taints import (
+    DeviceTaintEviction,
+    DeviceTaintEvictionController,
+)
 from kschedlib.eviction.disruption import (
     EvictionResponse,
     deletion_grace_period,
@@ -124,9 +129,12 @@ class Evictions:
         self.taint_controller = TaintEvictionController(
             scheduler.feature_gates.enabled("TaintTolerationComparisonOperators")
         )
+        self.device_taint_controller = DeviceTaintEvictionController()
         self._terminating: dict[str, _Terminating] = {}
         self.events: list[Event] = []
         self.evicted: list[Pod] = []
+        # The device-taint evictions of the last tick (DRADeviceTaints).
+        self.device_taint_evictions: list[DeviceTaintEviction] = []
         scheduler.add_ticker(self)  # Scheduler.tick() runs this part's tick() too
 
     # ------------------------------------------------------------------ helpers
@@ -420,4 +428,35 @@ class Evictions:
             self._event("Normal", "TaintManagerEviction", te.pod.key, f"Marking for deletion Pod {te.pod.key}")
             grace = deletion_grace_period(te.pod)
             self._delete(te.pod, grace, "DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")
+        self.device_taint_evictions = self._device_taint_pass(now)
+        return fired
+
+    def _device_taint_pass(self, now: float) -> list[DeviceTaintEviction]:
+        """With DRADeviceTaints: pods whose allocated devices have a NoExecute taint they do
+        not tolerate (DeviceTaintRules too with DRADeviceTaintRules) are deleted."""
+        sched = self.scheduler
+        gates = sched.feature_gates
+        if not gates.enabled("DRADeviceTaints"):
+            return []
+        objects = sched.objects
+        slices = [s for s in objects.list_objects("ResourceSlice") if isinstance(s, ResourceSlice)]
+        if not slices:
+            return []
+        rules: list[DeviceTaintRule] = []
+        if gates.enabled("DRADeviceTaintRules"):
+            rules = [r for r in objects.list_objects("DeviceTaintRule")
+                     if isinstance(r, DeviceTaintRule)]
+        claims = [c for c in objects.list_objects("ResourceClaim")
+                  if isinstance(c, ResourceClaim) and c.status.allocation is not None]
+        classes = {c.metadata.name: c for c in objects.list_objects("DeviceClass")
+                   if isinstance(c, DeviceClass)}
+        pods = [p for p in sched.bound_pods() if p.uid not in self._terminating]
+        ctl = self.device_taint_controller
+        ctl.sync(pods, claims, slices, rules, classes, now)
+        fired = ctl.due(now)
+        for ev in fired:
+            self._event("Normal", "DeviceTaintManagerEviction", ev.pod.key,
+                        f"Marking for deletion Pod {ev.pod.key}")
+            self._delete(ev.pod, deletion_grace_period(ev.pod), "DeletionByDeviceTaintManager",
+                         "Device taint manager: deleting due to NoExecute taint")
         return fired

@@ -5,8 +5,11 @@ recomputation by the tests)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from operator import add, attrgetter
+from itertools import repeat
+from operator import add, attrgetter, itemgetter
 from typing import Any
+
+import attrs
 
 from kschedlib.api.pod import Pod, pod_priority
 from kschedlib.framework.cycle_state import CycleState
@@ -23,6 +26,35 @@ from kschedlib.framework.node_local_cache import (
 from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.framework.types import NodeInfo
 
+_OFTEN_UNSIGNABLE = frozenset({"PodTopologySpread", "InterPodAffinity", "DynamicResources"})
+"""Plugins whose SignPod declines many pods (asked first: the answer is then known sooner)."""
+
+
+@attrs.define(slots=True)
+class ScoreBreakdown:
+    """Raw and normalized per-plugin scores (node order as given), for explanations.
+
+    The plugins in ``row_plugins`` (node-local, without NormalizeScore: raw equals normalized)
+    have their scores in ``rows`` instead, one tuple per node as the folded score path stores
+    them, so recording an attempt copies no per-plugin column."""
+
+    plugins: list[str]
+    weights: dict[str, int]
+    raw: dict[str, list[int]]
+    normalized: dict[str, list[int]]
+    row_plugins: list[str] = attrs.field(factory=list)
+    rows: list[tuple[int, ...]] = attrs.field(factory=list)
+
+    def raw_score(self, plugin: str, i: int) -> int:
+        col = self.raw.get(plugin)
+        return col[i] if col is not None else self.rows[i][self.row_plugins.index(plugin)]
+
+    def normalized_score(self, plugin: str, i: int) -> int:
+        col = self.normalized.get(plugin)
+        return col[i] if col is not None else self.rows[i][self.row_plugins.index(plugin)]
+
+
+
 
 class ResultReuse:
     """The Framework's reuse of results that provably did not change: pod signatures,
@@ -37,6 +69,8 @@ class ResultReuse:
     filter_plugins: list[Any]
     pre_score_plugins: list[Any]
     score_plugins: list[Any]
+    _signers: list[tuple[str, Any]] | None = None
+    """SignPod's plugins in the order asked (built on first use)."""
 
     # Defined by the Framework (runtime.py).
 
@@ -61,7 +95,24 @@ class ResultReuse:
         PreScore and Score plugin returns, or None (unsignable) when one of them does not sign
         it (no ``sign_pod`` method, or it returned None). Pods with equal signatures get equal
         results from these plugins on equal nodes."""
+        signers = self._signers
+        if signers is None:
+            signers = self._signers = self._sign_order()
+        if not signers:
+            return None
         fragments: list[tuple[str, Any]] = [("Spec.SchedulerName", pod.spec.scheduler_name)]
+        for name, sign in signers:
+            fragment = sign(pod)
+            if fragment is None:
+                return None
+            fragments.append((name, fragment))
+        return tuple(fragments)
+
+    def _sign_order(self) -> list[tuple[str, Any]]:
+        """The (name, sign_pod) pairs SignPod asks, those that decline pods most often first
+        (the order of the fragments is fixed per profile, so equal pods still sign equal);
+        empty when a plugin cannot sign at all."""
+        out: list[tuple[str, Any]] = []
         seen: set[str] = set()
         for point in (self.pre_filter_plugins, self.filter_plugins, self.pre_score_plugins,
                       self.score_plugins):
@@ -72,12 +123,10 @@ class ResultReuse:
                 seen.add(name)
                 sign = getattr(pl, "sign_pod", None)
                 if sign is None:
-                    return None
-                fragment = sign(pod)
-                if fragment is None:
-                    return None
-                fragments.append((name, fragment))
-        return tuple(fragments)
+                    return []
+                out.append((name, sign))
+        out.sort(key=lambda p: p[0] not in _OFTEN_UNSIGNABLE)
+        return out
 
     def node_local_filter_table(
         self, pod: Pod, filters: Sequence[tuple[str, Any]]
@@ -155,13 +204,19 @@ class ResultReuse:
         return {ni.generation for ni in self.snapshot_shared_lister().node_infos().list()}
 
     def _score_totals_folded(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        breakdown: ScoreBreakdown | None = None,
+        relative: bool = False,
     ) -> tuple[list[int], Status | None] | None:
         """run_score_plugins_totals with the node-local plugins that sign ``pod`` stored per
         NodeInfo generation: their weighted sum (plugins without NormalizeScore) and raw scores
         (plugins with one) are computed once per NodeInfo content. None when there is nothing
         to store, or when a stored plugin fails or scores out of range (the general path then
-        runs and reports it as usual)."""
+        runs and reports it as usual). ``breakdown`` is filled as _score fills it, the stored
+        plugins' scores as references to their stored rows."""
         skip = state.skip_score_plugins
         weights = self.score_weights
         folded: list[Any] = []
@@ -186,8 +241,10 @@ class ResultReuse:
         table = cache.generation_table(("totals", key), self._live_generations)
         # Raw scores of the plugins with NormalizeScore, stored only where one is not zero.
         side = cache.generation_table(("totals-raw", key), self._live_generations)
-        get = table.get
-        totals: list[Any] = [get(ni.generation) for ni in nodes]
+        # Raw scores of the plugins without NormalizeScore, per generation, for explanations.
+        kept = cache.generation_table(("totals-rows", key), self._live_generations)
+        gens = [ni.generation for ni in nodes]  # (faster than attrgetter in map: a slot read)
+        totals: list[Any] = list(map(table.get, gens))
         if None in totals:
             missing = [i for i, r in enumerate(totals) if r is None]
             miss_nodes = [nodes[i] for i in missing]
@@ -205,30 +262,55 @@ class ResultReuse:
                 totals[i] = partial
                 gen = nodes[i].generation
                 table[gen] = partial
+                kept[gen] = tuple(raw[:nf])
                 if any(raw[nf:]):
                     side[gen] = tuple(raw[nf:])
+        kept_rows: list[Any] = []
+        if breakdown is not None:
+            kept_rows = list(map(kept.get, gens))
+            if None in kept_rows:  # stored before rows were kept: compute them again
+                missing = [i for i, r in enumerate(kept_rows) if r is None]
+                miss_nodes = [nodes[i] for i in missing]
+                cols: list[list[int]] = []
+                for pl in folded:
+                    vals = self._raw_scores_or_none(pl, state, pod, miss_nodes)
+                    if vals is None:
+                        return None
+                    cols.append(vals)
+                for j, i in enumerate(missing):
+                    row = tuple(col[j] for col in cols)
+                    kept_rows[i] = kept[nodes[i].generation] = row
+        record = ScoreBreakdown([], {}, {}, {}) if breakdown is not None else None
         offset = 0
         if normalized:
             zero = (0,) * len(normalized)
-            rows = [side.get(ni.generation, zero) for ni in nodes] if side else None
+            rows = list(map(side.get, gens, repeat(zero))) if side else None
             for k, pl in enumerate(normalized):
-                vals = [r[k] for r in rows] if rows is not None else [0] * len(nodes)
-                out = self._score_one_plugin(pl, state, pod, nodes, None, vals)
+                vals = list(map(itemgetter(k), rows)) if rows is not None else [0] * len(nodes)
+                out = self._score_one_plugin(pl, state, pod, nodes, record, vals)
                 c, st = self._add_weighted(pl.name, out, totals)
                 if st is not None:
                     return [], st
                 offset += c
         for pl in others:
             try:
-                out = self._score_one_plugin(pl, state, pod, nodes, None)
+                out = self._score_one_plugin(pl, state, pod, nodes, record)
             except Exception as exc:
                 out = from_exception(exc, pl.name)
             c, st = self._add_weighted(pl.name, out, totals)
             if st is not None:
                 return [], st
             offset += c
-        if offset:
+        if offset and not relative:
             totals = [t + offset for t in totals]
+        if breakdown is not None and record is not None:
+            names = [pl.name for pl in self.score_plugins if pl.name not in skip]
+            breakdown.plugins = names
+            breakdown.weights = {n: weights[n] for n in names}
+            breakdown.raw = record.raw
+            breakdown.normalized = record.normalized
+            breakdown.row_plugins = [pl.name for pl in folded]
+            breakdown.rows = kept_rows
         return totals, None
 
     def _raw_scores_or_none(

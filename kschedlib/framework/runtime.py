@@ -25,11 +25,11 @@ from kschedlib.framework.node_local_cache import (
     NodeLocalCache,
 )
 from kschedlib.framework.registry import Registry
+from kschedlib.framework.reuse import ScoreBreakdown
 from kschedlib.framework.runtime_binding import MAX_PERMIT_TIMEOUT, BindingPoints
 from kschedlib.framework.runtime_score import (
     NodePluginScores,
     PluginScore,
-    ScoreBreakdown,
     ScorePoints,
 )
 from kschedlib.framework.status import Code, Status, from_exception

@@ -14,6 +14,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.interface import NodeScore
 from kschedlib.framework.reuse import (
     ResultReuse,
+    ScoreBreakdown,
     _out_of_range,
     _wrong_count,
 )
@@ -35,16 +36,6 @@ class NodePluginScores:
     name: str
     scores: list[PluginScore]
     total_score: int
-
-
-@attrs.define(slots=True)
-class ScoreBreakdown:
-    """Raw and normalized per-plugin scores (node order as given), for explanations."""
-
-    plugins: list[str]
-    weights: dict[str, int]
-    raw: dict[str, list[int]]
-    normalized: dict[str, list[int]]
 
 
 class ScorePoints(ResultReuse):
@@ -104,15 +95,24 @@ class ScorePoints(ResultReuse):
         return [NodePluginScores(ni.name, [], totals[i]) for i, ni in enumerate(nodes)], None
 
     def run_score_plugins_totals(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        breakdown: ScoreBreakdown | None = None,
+        *,
+        relative: bool = False,
     ) -> tuple[list[int], Status | None]:
         """The total weighted score of each node (in ``nodes`` order), as run_score_plugins
-        computes them, without building per-node result objects."""
+        computes them, without building per-node result objects; ``breakdown`` records the
+        per-plugin scores as run_score_plugins does. ``relative``: the totals may all fall
+        short by one common amount (a score equal on every node left out), which ranks the
+        nodes exactly as the totals do."""
         if self.node_local_cache is not None and len(nodes) > 1:
-            fast = self._score_totals_folded(state, pod, nodes)
+            fast = self._score_totals_folded(state, pod, nodes, breakdown, relative)
             if fast is not None:
                 return fast
-        totals, _, _, st = self._score(state, pod, nodes, None)
+        totals, _, _, st = self._score(state, pod, nodes, breakdown)
         return totals, st
 
     def _score(
@@ -213,6 +213,7 @@ class ScorePoints(ResultReuse):
                 f"{st.message()}",
                 name,
             )
-        if breakdown is not None:
-            breakdown.normalized[name] = list(vals)
+        if breakdown is not None:  # without NormalizeScore the raw list serves for both
+            raw = breakdown.raw.get(name)
+            breakdown.normalized[name] = raw if raw is not None and raw == vals else list(vals)
         return vals

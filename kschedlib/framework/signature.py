@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-
 from kschedlib.api.pod import Pod
-
-
-def labels_fragment(pod: Pod) -> Hashable:
-    """The pod's namespace and labels (what other pods' selectors see of it)."""
-    return (pod.metadata.namespace, tuple(sorted(pod.metadata.labels.items())))
 
 
 def volumes_signable(pod: Pod) -> bool:

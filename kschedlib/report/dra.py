@@ -7,30 +7,50 @@ from collections.abc import Iterable
 from typing import Any, TextIO
 
 from kschedlib.api.pod import Pod
-from kschedlib.api.resource_v1 import ResourceClaim, ResourceSlice
-from kschedlib.plugins.dynamicresources import pod_claims
+from kschedlib.api.resource_v1 import (
+    EXTENDED_RESOURCE_CLAIM_ANNOTATION,
+    ResourceClaim,
+    ResourceSlice,
+)
+from kschedlib.plugins.dynamicresources import extended_resource_claim, pod_claims
 from kschedlib.plugins.dynamicresources.allocator import allocated_devices
 
 
 def pod_devices(objects: Any, pods: Iterable[Pod]) -> list[dict[str, Any]]:
-    """Per pod with claims: each claim and the devices of its allocation."""
+    """Per pod with claims: each claim (the one kube-scheduler created for extended resources
+    backed by DRA included) and the devices of its allocation, with the consumed capacity of
+    shared devices."""
     rows: list[dict[str, Any]] = []
+    has_ext = any(
+        c.metadata.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true"
+        for c in objects.list_objects("ResourceClaim") if isinstance(c, ResourceClaim)
+    )
     for pod in pods:
-        if not pod.spec.resource_claims:
-            continue
-        claims, _ = pod_claims(pod, objects)
+        claims: list[ResourceClaim] = []
+        if pod.spec.resource_claims:
+            claims, _ = pod_claims(pod, objects)
+        ext = extended_resource_claim(pod, objects) if has_ext else None
+        if ext is not None:
+            claims.append(ext)
         for c in claims:
             alloc = c.status.allocation
             rows.append({
                 "pod": pod.key,
                 "claim": c.metadata.key,
-                "devices": [] if alloc is None else [
-                    {"request": r.request, "driver": r.driver, "pool": r.pool,
-                     "device": r.device, **({"adminAccess": True} if r.admin_access else {})}
-                    for r in alloc.devices.results
-                ],
+                "devices": [] if alloc is None else [_device(r) for r in alloc.devices.results],
             })
     return rows
+
+
+def _device(r: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "request": r.request, "driver": r.driver, "pool": r.pool, "device": r.device,
+    }
+    if r.admin_access:
+        out["adminAccess"] = True
+    if r.consumed_capacity:
+        out["consumedCapacity"] = {k: str(q) for k, q in r.consumed_capacity.items()}
+    return out
 
 
 def device_utilization(objects: Any) -> list[dict[str, Any]]:
@@ -67,7 +87,9 @@ def write_text(objects: Any, pods: Iterable[Pod], out: TextIO) -> None:
         for r in rows:
             devs = ", ".join(
                 f"{d['driver']}/{d['pool']}/{d['device']} ({d['request']}"
-                f"{', admin' if d.get('adminAccess') else ''})" for d in r["devices"]
+                f"{', admin' if d.get('adminAccess') else ''}"
+                + "".join(f", {k} {v}" for k, v in d.get("consumedCapacity", {}).items())
+                + ")" for d in r["devices"]
             ) or "(not allocated)"
             out.write(f"  {r['pod']}  {r['claim']}: {devs}\n")
     util = device_utilization(objects)

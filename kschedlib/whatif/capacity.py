@@ -224,6 +224,8 @@ def _fast_eligible(fork: Scheduler, fwk: Framework, pod: Pod) -> bool:
     """Whether replicas of ``pod`` may take the batched path at all."""
     if fork.extenders or pod.spec.resource_claims:
         return False
+    if fork.batching is not None and fwk.sign_pod(pod) is not None:
+        return False  # replicas would take opportunistic batching hints: full cycles
     for v in pod.spec.volumes:
         if v.persistent_volume_claim is not None or v.ephemeral is not None:
             return False

@@ -48,7 +48,7 @@ def test_placements_round_trip(tmp_path: Path) -> None:
     good.write_text("".join(f"{k} {n}\n" for k, n in ours))
     out = io.StringIO()
     assert placements.main(str(path), str(good), out=out) == 0
-    assert out.getvalue() == "placements identical: 4 pods compared, identical\n"
+    assert out.getvalue() == "placements identical: 4 pods compared, identical (batching: no_hint 4)\n"
     bad = tmp_path / "bad.txt"
     bad.write_text(good.read_text().replace("default/p002 n002", "default/p002 n001"))
     out = io.StringIO()

@@ -10,7 +10,7 @@ from collections import defaultdict
 import pytest
 
 from kschedlib.conformance.runner import ScenarioResult, run_directory
-from tests.corpus import CORPUS
+from tests.corpus import CORPUS, DRA_ALPHA_CORPUS
 
 ASSERTED = (
     "basics",
@@ -52,3 +52,17 @@ def test_family_passes(results: dict[str, list[ScenarioResult]], family: str) ->
         for r in failed[:5]
     )
     assert not failed, f"{len(failed)}/{len(results[family])} {family} scenarios differ:\n{details}"
+
+
+def test_dra_alpha_corpus_passes() -> None:
+    """The DRA alpha-gate scenarios (recorded with their featureGates on) all pass."""
+    assert DRA_ALPHA_CORPUS.is_dir(), f"corpus not found at {DRA_ALPHA_CORPUS}"
+    got = run_directory(str(DRA_ALPHA_CORPUS))
+    assert len(got) >= 19
+    failed = [r for r in got if not r.passed]
+    details = "\n".join(
+        f"{r.name}: {r.error.splitlines()[0] if r.error else ''}"
+        + "".join(f"\n  {m}" for m in r.mismatches[:3])
+        for r in failed[:5]
+    )
+    assert not failed, f"{len(failed)}/{len(got)} dra-alpha scenarios differ:\n{details}"

@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus import CORPUS, REPO, SHARED_CORPUS
+from tests.corpus import (
+    CORPUS,
+    DRA_ALPHA_CORPUS,
+    REPO,
+    SHARED_CORPUS,
+    SHARED_DRA_ALPHA_CORPUS,
+)
 
 SCRIPT = REPO / "scripts" / "refresh_corpus.py"
 
@@ -31,6 +37,28 @@ def test_copy_has_format_and_every_expectation() -> None:
     for p in scenarios:
         assert p.with_name(p.stem + ".expected.json").is_file(), p.name
     assert any(p.name.startswith("dra-") for p in scenarios)
+
+
+def test_dra_alpha_copy_has_every_expectation() -> None:
+    scenarios = [
+        p for p in DRA_ALPHA_CORPUS.glob("*.json") if not p.name.endswith(".expected.json")
+    ]
+    assert len(scenarios) >= 19
+    for p in scenarios:
+        assert p.with_name(p.stem + ".expected.json").is_file(), p.name
+    # Kept apart from the main corpus: its scenarios set featureGates.
+    assert not any(CORPUS.glob("dra-alpha-*"))
+
+
+@pytest.mark.skipif(
+    not SHARED_DRA_ALPHA_CORPUS.is_dir(), reason="no ../shared/conformance-dra-alpha"
+)
+def test_dra_alpha_copy_matches_shared() -> None:
+    new, changed, removed = _script().corpus_diff(SHARED_DRA_ALPHA_CORPUS, DRA_ALPHA_CORPUS)
+    assert not (new or changed or removed), (
+        f"tests/conformance/corpus-dra-alpha is stale: new={new} changed={changed} "
+        f"removed={removed}; run scripts/refresh_corpus.py"
+    )
 
 
 @pytest.mark.skipif(not SHARED_CORPUS.is_dir(), reason="no ../shared/conformance to compare")

@@ -190,7 +190,8 @@ def test_stored_verdicts_are_used_only_for_the_same_node_generation() -> None:
         return r.node
 
     assert add(0) == "n000"
-    assert len(fwk.node_local_cache) == 3  # filter verdicts, score totals, raw scores to normalize
+    # filter verdicts, score totals, raw scores to normalize, raw scores for explanations
+    assert len(fwk.node_local_cache) == 4
     # n000 changed (a pod on it): its stored verdict is stale and recomputed; the others hold.
     assert add(1) == "n001"
     assert add(2) == "n002"

@@ -22,6 +22,8 @@ from kschedlib.framework.types import (
     PodInfo,
     clone_extensions,
     next_generation,
+    pod_with_affinity,
+    pod_with_required_anti_affinity,
 )
 
 if TYPE_CHECKING:
@@ -119,8 +121,9 @@ def _pod_ref(pod: Pod) -> str:
 
 
 def copy_node_info(dst: NodeInfo, src: NodeInfo) -> None:
-    """Overwrite ``dst`` in place with a snapshot copy of ``src`` (PodInfos are shared, the
-    aggregates copied), so references to ``dst`` stay valid. Image states are not copied."""
+    """Overwrite ``dst`` in place with a snapshot copy of ``src`` (PodInfos and allocatable are
+    shared, the other aggregates copied), so references to ``dst`` stay valid. Image states
+    are not copied."""
     dst.node = src.node
     dst.name = src.name
     dst.pods = src.pods.copy()
@@ -133,7 +136,8 @@ def copy_node_info(dst: NodeInfo, src: NodeInfo) -> None:
         dst.used_ports = HostPortInfo()
     dst.requested = src.requested.clone()
     dst.non_zero_requested = src.non_zero_requested.clone()
-    dst.allocatable = src.allocatable.clone()
+    # Shared: allocatable is replaced (set_node), never changed in place.
+    dst.allocatable = src.allocatable
     dst.pvc_ref_counts = src.pvc_ref_counts.copy()
     dst.generation = src.generation
     dst.extensions = clone_extensions(src.extensions)
@@ -169,7 +173,7 @@ class Cache:
 
     __slots__ = (
         "_ttl", "_clock", "_assumed", "_pod_states", "_nodes", "_head", "_tree", "_images",
-        "_pod_level", "_shared_generation", "_journals",
+        "_pod_level", "_shared_generation", "_journals", "_uid_by_key",
     )
 
     def __init__(
@@ -183,6 +187,8 @@ class Cache:
         self._clock: Clock = clock if clock is not None else _WallClock()
         self._assumed: set[str] = set()
         self._pod_states: dict[str, _PodState] = {}
+        # namespace/name -> UID of the cached pods: host events by key cost O(1)
+        self._uid_by_key: dict[str, str] = {}
         self._nodes: dict[str, _NodeItem] = {}
         self._head: _NodeItem | None = None
         self._tree = NodeTree()
@@ -240,11 +246,16 @@ class Cache:
         if not self._journals or self._journals[-1] is not token:
             raise CacheError("savepoints must end innermost first")
         j = self._journals.pop()
+        by_key = self._uid_by_key
         for key, old in j.pod_states.items():
             if old is _MISSING:
-                self._pod_states.pop(key, None)
-            else:
+                gone = self._pod_states.pop(key, None)
+                if gone is not None and by_key.get(gone.pod.key) == key:
+                    del by_key[gone.pod.key]
+        for key, old in j.pod_states.items():
+            if old is not _MISSING:
                 self._pod_states[key] = old
+                by_key[old.pod.key] = key
         for key, was in j.assumed.items():
             if was:
                 self._assumed.add(key)
@@ -292,6 +303,7 @@ class Cache:
         new._clock = clock if clock is not None else self._clock
         new._assumed = set(self._assumed)
         new._pod_states = dict(self._pod_states)
+        new._uid_by_key = dict(self._uid_by_key)
         new._tree = self._tree.copy()
         new._images = {}
         for name, st in self._images.items():
@@ -372,6 +384,7 @@ class Cache:
         if self._journals:
             self._note_pod(key)
         self._pod_states[key] = _PodState(pod)
+        self._uid_by_key[pod.key] = key
         if assumed:
             self._assumed.add(key)
 
@@ -389,6 +402,8 @@ class Cache:
         if self._journals:
             self._note_pod(key)
         del self._pod_states[key]
+        if self._uid_by_key.get(cached.key) == key:
+            del self._uid_by_key[cached.key]
         self._assumed.discard(key)
 
     def assume_pod(self, pod: Pod) -> None:
@@ -456,8 +471,28 @@ class Cache:
         if not pod.spec.node_name:
             raise CacheError(f"pod {_pod_ref(pod)} has no spec.nodeName, so can't be added")
         if ps is not None:
+            if pod is ps.pod and pod_info is None and self._confirm_in_place(pod):
+                return
             self._remove_pod(ps.pod)
         self._add_pod(pod, assumed=False, pod_info=pod_info)
+
+    def _confirm_in_place(self, pod: Pod) -> bool:
+        """Confirm an assumed pod whose bound object is the assumed one: when it is the last
+        pod of its node and in no affinity list, removing and re-adding it would leave the
+        NodeInfo as it is (same pods in the same order, same sums), so only its state changes
+        (the NodeInfo keeps its generation and stays shared with the snapshot)."""
+        item = self._nodes.get(pod.spec.node_name)
+        if item is None:
+            return False
+        pods = item.info.pods
+        if not pods or pods[-1].pod is not pod or pod_with_affinity(pod) or (
+            pod_with_required_anti_affinity(pod)
+        ):
+            return False
+        key = pod.uid
+        self._pod_states[key] = _PodState(pod)
+        self._assumed.discard(key)
+        return True
 
     def update_pod(self, old_pod: Pod, new_pod: Pod) -> None:
         """Replace a confirmed pod by its new version on the same node."""
@@ -508,6 +543,14 @@ class Cache:
         if ps is None:
             raise CacheError(f"pod {_pod_ref(pod)} does not exist in scheduler cache")
         return ps.pod
+
+    def find_pod(self, uid_or_key: str) -> Pod | None:
+        """The cached pod with this UID, else with this namespace/name (O(1)), or None."""
+        ps = self._pod_states.get(uid_or_key)
+        if ps is None:
+            uid = self._uid_by_key.get(uid_or_key)
+            ps = None if uid is None else self._pod_states.get(uid)
+        return None if ps is None else ps.pod
 
     def cleanup_assumed_pods(self) -> list[Pod]:
         """Expire assumed pods past their deadline by the injected clock; returns them."""

@@ -9,6 +9,7 @@ from kschedlib.plugins.dynamicresources.dynamic_resources import (
     STATE_KEY,
     DynamicResources,
     StateData,
+    extended_resource_claim,
     new,
     pod_claims,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "STATE_KEY",
     "DynamicResources",
     "StateData",
+    "extended_resource_claim",
     "new",
     "pod_claims",
 ]

@@ -9,6 +9,8 @@ UnschedulableAndUnresolvable, as in v1.35."""
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -16,14 +18,22 @@ from typing import Any
 
 import attrs
 
+from kschedlib.api.meta import ObjectMeta, OwnerReference
 from kschedlib.api.pod import Pod
+from kschedlib.api.resource import is_extended_resource, pod_requests
 from kschedlib.api.resource_v1 import (
     DELETE_PROTECTION_FINALIZER,
+    EXTENDED_RESOURCE_CLAIM_ANNOTATION,
     RESERVED_FOR_MAX_SIZE,
+    RESOURCE_DEVICE_CLASS_PREFIX,
     AllocationResult,
+    DeviceClaim,
     DeviceClass,
+    DeviceTaintRule,
     ResourceClaim,
     ResourceClaimConsumerReference,
+    ResourceClaimSpec,
+    ResourceClaimStatus,
     ResourceSlice,
 )
 from kschedlib.api.selectors import NodeSelectorMatcher
@@ -49,12 +59,15 @@ from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.dynamicresources.allocator import (
     AllocationError,
     Allocator,
+    CapacityMap,
     DeviceID,
     FailedOnNode,
     Features,
     SliceIndex,
+    allocated_capacity,
     allocated_devices,
 )
+from kschedlib.plugins.dynamicresources.extended import MappingCache, create_requests
 from kschedlib.plugins.dynamicresources.selector_cache import SelectorCache
 from kschedlib.plugins.helper import default_normalize_score, default_normalize_values
 
@@ -63,9 +76,13 @@ STATE_KEY = NAME
 KIND_RESOURCE_CLAIM = "ResourceClaim"
 KIND_RESOURCE_SLICE = "ResourceSlice"
 KIND_DEVICE_CLASS = "DeviceClass"
+KIND_DEVICE_TAINT_RULE = "DeviceTaintRule"
 MSG_NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 MSG_STILL_NOT_SCHEDULABLE = "still not schedulable"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
+MSG_DELETED = "deletion of ResourceClaim completed"
+# The name of the in-memory special claim before PreBind creates it (specialClaimInMemName).
+SPECIAL_CLAIM_NAME = "<extended-resources>"
 MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
 MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
 MSG_IN_USE = "resourceclaim in use"
@@ -78,6 +95,23 @@ _NO_CLAIMS = Status(Code.Unschedulable, (MSG_NO_CLAIMS_TO_DEALLOCATE,), NAME)
 _STILL_NOT_SCHEDULABLE = Status(Code.Unschedulable, (MSG_STILL_NOT_SCHEDULABLE,), NAME)
 
 
+def _is_extended(name: str) -> bool:
+    """An extended resource name, the implicit ``deviceclass.resource.kubernetes.io/<class>``
+    ones included."""
+    return name.startswith(RESOURCE_DEVICE_CLASS_PREFIX) or is_extended_resource(name)
+
+
+def _suffix(seed: str) -> str:
+    """Five characters as kube-apiserver's generateName draws them (stable per seed here)."""
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    n = int(hashlib.sha256(seed.encode()).hexdigest(), 16)
+    out = []
+    for _ in range(5):
+        n, r = divmod(n, len(alphabet))
+        out.append(alphabet[r])
+    return "".join(out)
+
+
 def _unresolvable(msg: str) -> Status:
     """statusUnschedulable: every DynamicResources rejection is UnschedulableAndUnresolvable."""
     return Status(Code.UnschedulableAndUnresolvable, (msg,), NAME)
@@ -88,11 +122,20 @@ class StateData:
 
     __slots__ = (
         "claims", "available_on", "allocator", "to_allocate", "node_allocations",
-        "unavailable_claims", "allocations",
+        "unavailable_claims", "allocations", "ext_claim", "ext_resources", "ext_mapping",
+        "node_ext_claims", "ext_by_requests", "user_claims",
     )
 
     def __init__(self, claims: tuple[ResourceClaim, ...] = ()) -> None:
         self.claims = claims
+        self.user_claims = len(claims)
+        # DRAExtendedResource: the special claim (last in ``claims``), the pod's scalar
+        # requests and the resource-to-class mapping; per node the claim Filter built.
+        self.ext_claim: ResourceClaim | None = None
+        self.ext_resources: dict[str, int] = {}
+        self.ext_mapping: dict[str, str] = {}
+        self.node_ext_claims: dict[str, ResourceClaim | None] = {}
+        self.ext_by_requests: dict[Any, ResourceClaim] = {}
         self.available_on: list[NodeSelectorMatcher | None] = []
         self.allocator: Allocator | None = None
         self.to_allocate: list[ResourceClaim] = []
@@ -173,12 +216,30 @@ def pod_claims(pod: Pod, objects: Any) -> tuple[list[ResourceClaim], str]:
     return out, ""
 
 
+def extended_resource_claim(pod: Pod, objects: Any) -> ResourceClaim | None:
+    """findExtendedResourceClaim: the claim the scheduler created for the pod's DRA-backed
+    extended resources (annotated, controlled by the pod), if any."""
+    for c in objects.list_objects(KIND_RESOURCE_CLAIM):
+        if (
+            isinstance(c, ResourceClaim)
+            and c.metadata.namespace == pod.metadata.namespace
+            and c.metadata.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true"
+            and any(
+                r.controller and r.name == pod.metadata.name
+                and (r.uid == pod.metadata.uid if pod.metadata.uid else True)
+                for r in c.metadata.owner_references
+            )
+        ):
+            return c
+    return None
+
+
 class DynamicResources:
     """DRA with structured parameters (v1.35 default feature set)."""
 
     __slots__ = (
         "_handle", "features", "cel", "_in_flight", "_slice_index", "_slice_gen",
-        "_alloc_counts", "_alloc_gen", "_request_matches",
+        "_alloc_counts", "_alloc_gen", "_request_matches", "_ext_mapping",
     )
 
     def __init__(self, handle: Any, features: Features | None = None) -> None:
@@ -195,6 +256,8 @@ class DynamicResources:
         self._alloc_gen: int | None = None
         # Whether a device satisfies a class and request selectors, across cycles.
         self._request_matches: dict[Any, Any] = {}
+        # DRAExtendedResource: extended resource name -> DeviceClass name.
+        self._ext_mapping = MappingCache()
 
     @property
     def name(self) -> str:
@@ -211,8 +274,13 @@ class DynamicResources:
         return new
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
-        """SignPod: None (unsignable) when it would look beyond the node."""
-        return None if pod.spec.resource_claims else ()
+        """SignPod: None (unsignable) when it would look beyond the node (claims, or extended
+        resources that DRA may back)."""
+        if pod.spec.resource_claims:
+            return None
+        if self.features.extended_resource and any(_is_extended(n) for n in pod_requests(pod)):
+            return None
+        return ()
 
     @property
     def _objects(self) -> Any:
@@ -236,18 +304,34 @@ class DynamicResources:
         return self._slice_index
 
     def _allocated_state(self) -> AbstractSet[DeviceID]:
-        """GatherAllocatedState: devices of allocated claims, in-flight allocations included."""
+        """GatherAllocatedState: devices of allocated claims, in-flight allocations included
+        (with DRAConsumableCapacity, shared allocations are left out: see
+        ``_allocated_capacity``)."""
+        shared = self.features.consumable_capacity
         gen = getattr(self._objects, "generation", None)
         if gen is None or gen != self._alloc_gen:
             counts: Counter[DeviceID] = Counter()
             for c in self._objects.list_objects(KIND_RESOURCE_CLAIM):
                 if isinstance(c, ResourceClaim) and c.status.allocation is not None:
-                    counts.update(allocated_devices((c,)))
+                    counts.update(allocated_devices((c,), shared))
             self._alloc_counts = counts
             self._alloc_gen = gen
         if self._in_flight:
-            return set(self._alloc_counts) | allocated_devices(self._in_flight.values())
+            return set(self._alloc_counts) | allocated_devices(self._in_flight.values(), shared)
         return self._alloc_counts.keys()
+
+    def _allocated_capacity(self) -> dict[DeviceID, CapacityMap]:
+        """Capacity consumed on shared devices by allocated and in-flight claims."""
+        claims = [c for c in self._objects.list_objects(KIND_RESOURCE_CLAIM)
+                  if isinstance(c, ResourceClaim) and c.status.allocation is not None
+                  and (c.metadata.uid or c.metadata.key) not in self._in_flight]
+        return allocated_capacity([*claims, *self._in_flight.values()])
+
+    def _taint_rules(self) -> list[DeviceTaintRule]:
+        if not (self.features.device_taints and self.features.device_taint_rules):
+            return []
+        return [r for r in self._objects.list_objects(KIND_DEVICE_TAINT_RULE)
+                if isinstance(r, DeviceTaintRule)]
 
     # --- PreEnqueue ---
 
@@ -273,11 +357,15 @@ class DynamicResources:
     ) -> tuple[PreFilterResult | None, Status | None]:
         s = StateData()
         state.write(STATE_KEY, s)
-        if not pod.spec.resource_claims:
-            return None, SKIP
-        claims, err = self.pod_resource_claims(pod)
-        if err:
-            return None, _unresolvable(err)
+        claims: list[ResourceClaim] = []
+        if pod.spec.resource_claims:
+            claims, err = self.pod_resource_claims(pod)
+            if err:
+                return None, _unresolvable(err)
+        s.user_claims = len(claims)
+        ext = self._pre_filter_extended(pod, s) if self.features.extended_resource else None
+        if ext is not None:
+            claims = [*claims, ext]
         if not claims:
             return None, SKIP
         available_on: list[NodeSelectorMatcher | None] = []
@@ -302,6 +390,8 @@ class DynamicResources:
                     f"resource claim {claim.metadata.namespace}/{claim.metadata.name} is in "
                     "the process of being allocated"
                 )
+            if claim is ext:
+                continue  # validated per node by Filter
             for r in claim.spec.devices.requests:
                 if r.exactly is not None:
                     st = self._validate_class(r.exactly.device_class_name, r.name)
@@ -326,12 +416,90 @@ class DynamicResources:
         s.available_on = available_on
         s.to_allocate = to_allocate
         if to_allocate:
+            fts = self.features
             s.allocator = Allocator(
-                self.features, self._allocated_state(), self._device_class, self._slices(),
+                fts, self._allocated_state(), self._device_class, self._slices(),
                 self.cel, self._request_matches,
+                allocated_capacity=self._allocated_capacity() if fts.consumable_capacity else None,
+                taint_rules=self._taint_rules(),
             )
         s.claims = tuple(claims)
         return None, None
+
+    def _pre_filter_extended(self, pod: Pod, s: StateData) -> ResourceClaim | None:
+        """preFilterExtendedResources: the special claim when the pod asks for an extended
+        resource a DeviceClass maps: the one an earlier cycle created, else an in-memory one
+        without requests."""
+        reqs = pod_requests(pod)
+        mapping = self._ext_mapping.get(self._objects)
+        scalars: dict[str, int] = {}
+        has = False
+        for name, q in reqs.items():
+            if not _is_extended(name) or q.is_zero():
+                continue
+            scalars[name] = q.value()
+            if name in mapping:
+                has = True
+        if not has:
+            return None
+        s.ext_mapping = mapping
+        s.ext_resources = scalars
+        existing = extended_resource_claim(pod, self._objects)
+        if existing is None:
+            existing = ResourceClaim(
+                metadata=ObjectMeta(
+                    name=SPECIAL_CLAIM_NAME,
+                    namespace=pod.metadata.namespace,
+                    uid=f"{SPECIAL_CLAIM_NAME}/{pod.uid}",
+                    generate_name=f"{pod.metadata.name}-extended-resources-",
+                    owner_references=(OwnerReference(
+                        api_version="v1", kind="Pod", name=pod.metadata.name, uid=pod.uid,
+                        controller=True,
+                    ),),
+                    annotations={EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
+                ),
+            )
+        s.ext_claim = existing
+        return existing
+
+    def _filter_extended(
+        self, s: StateData, pod: Pod, node_info: NodeInfo
+    ) -> tuple[ResourceClaim | None, Status | None]:
+        """filterExtendedResources: the special claim with the requests this node needs from
+        DRA (resources without device-plugin capacity on it), or None."""
+        ext = s.ext_claim
+        if ext is None:
+            return None, None
+        if ext.spec.devices.requests:
+            # From an earlier cycle: PostFilter deletes it and the pod tries anew.
+            return None, _unresolvable("cannot schedule extended resource claim")
+        alloc = node_info.allocatable.scalar_resources
+        wanted: list[str] = []
+        has = False
+        for name in s.ext_resources:
+            have = alloc.get(name, 0) > 0
+            if name in s.ext_mapping:
+                wanted.append(name)
+                if not have:
+                    has = True
+            elif not have:
+                return None, _unresolvable("cannot fit resource")
+        if s.user_claims == 0 and not has:
+            return None, None
+        if ext.status.allocation is not None:
+            return None, None
+        # Requests for the resources this node backs by DRA; a resource with device-plugin
+        # capacity here is the device plugin's.
+        dra = [n for n in wanted if alloc.get(n, 0) <= 0]
+        requests, _ = create_requests(pod, dra, s.ext_mapping)
+        key = requests
+        claim = s.ext_by_requests.get(key)
+        if claim is None:
+            claim = attrs.evolve(
+                ext, spec=ResourceClaimSpec(devices=DeviceClaim(requests=requests))
+            )
+            s.ext_by_requests[key] = claim
+        return claim, None
 
     def pre_filter_extensions(self) -> None:
         return None
@@ -345,6 +513,16 @@ class DynamicResources:
         node = node_info.node
         if node is None:
             return Status.error("node not found", NAME)
+        to_allocate = s.to_allocate
+        node_ext: ResourceClaim | None = None
+        if s.ext_claim is not None:
+            node_ext, st = self._filter_extended(s, pod, node_info)
+            if st is not None:
+                return st
+            if node_ext is None and s.user_claims == 0:
+                return None  # the device plugins have it all
+            if node_ext is not None:
+                to_allocate = [node_ext if c is s.ext_claim else c for c in to_allocate]
         unavailable = [
             i for i, m in enumerate(s.available_on)
             if m is not None and not m.matches(node.metadata.labels, node.metadata.name)
@@ -352,20 +530,22 @@ class DynamicResources:
         allocations: list[AllocationResult] | None = None
         if s.allocator is not None:
             try:
-                allocations = s.allocator.allocate(node, s.to_allocate)
+                allocations = s.allocator.allocate(node, to_allocate)
             except FailedOnNode as exc:
                 return _unresolvable(str(exc))
             except AllocationError as exc:
                 return Status.error(str(exc), NAME)
             except Exception as exc:  # a bug must not lose the pod: an Error for this cycle
                 return Status.error(f"allocating devices: {type(exc).__name__}: {exc}", NAME)
-            if allocations is None or len(allocations) != len(s.to_allocate):
+            if allocations is None or len(allocations) != len(to_allocate):
                 return _unresolvable(MSG_CANNOT_ALLOCATE)
         if unavailable:
             s.unavailable_claims.update(unavailable)
             return _unresolvable(MSG_NOT_AVAILABLE)
         if allocations is not None:
             s.node_allocations[node.metadata.name] = allocations
+            if s.ext_claim is not None:
+                s.node_ext_claims[node.metadata.name] = node_ext
         return None
 
     # --- PostFilter ---
@@ -378,8 +558,11 @@ class DynamicResources:
             return None, _not_found()
         if not s.claims:
             return None, _NO_CLAIMS
+        ext = s.ext_claim
         for index in sorted(s.unavailable_claims):
             claim = s.claims[index]
+            if claim is ext:
+                continue
             rf = claim.status.reserved_for
             if not rf or (len(rf) == 1 and rf[0].uid == pod.uid):
                 current = self._objects.get_object(
@@ -391,6 +574,10 @@ class DynamicResources:
                 )
                 self._write_claim(freed)
                 return None, Status(Code.Unschedulable, (MSG_DEALLOCATED,), NAME)
+        if ext is not None and ext.metadata.name != SPECIAL_CLAIM_NAME:
+            # The special claim of an earlier cycle: deleted, the pod tries anew.
+            self._delete_claim(ext)
+            return None, Status(Code.Unschedulable, (MSG_DELETED,), NAME)
         return None, _STILL_NOT_SCHEDULABLE
 
     # --- Score ---
@@ -473,6 +660,8 @@ class DynamicResources:
             return None
         allocations = s.node_allocations.get(node_name)
         if not allocations:
+            if s.ext_claim is not None and all(s.claims[i] is s.ext_claim for i in pending):
+                return None  # only the special claim, and the device plugins have it all
             return Status.error("claim allocation not found for node", NAME)
         if len(allocations) != len(pending):
             return Status.error(
@@ -480,8 +669,11 @@ class DynamicResources:
                 f"to allocate, want {len(pending)} claims",
                 NAME,
             )
+        node_ext = s.node_ext_claims.get(node_name)
         for k, i in enumerate(pending):
             claim = s.claims[i]
+            if claim is s.ext_claim and node_ext is not None:
+                claim = node_ext
             s.allocations[i] = allocations[k]
             fin = claim.metadata.finalizers
             meta = claim.metadata
@@ -524,6 +716,11 @@ class DynamicResources:
         if not isinstance(s, StateData):
             return _not_found()
         for i, claim in enumerate(s.claims):
+            if claim is s.ext_claim:
+                st = self._bind_extended(s, pod, node_name, i)
+                if st is not None:
+                    return st
+                continue
             key = claim.metadata.key
             uid = claim.metadata.uid or key
             current = self._objects.get_object(KIND_RESOURCE_CLAIM, key)
@@ -551,6 +748,40 @@ class DynamicResources:
             self._in_flight.pop(uid, None)
         return None
 
+    def _bind_extended(
+        self, s: StateData, pod: Pod, node_name: str, index: int
+    ) -> Status | None:
+        """Create the special claim for the pod's DRA-backed extended resources, allocated
+        and reserved for the pod (named ``<pod>-extended-resources-<5 characters>``)."""
+        ext = s.ext_claim
+        assert ext is not None
+        allocation = s.allocations[index] if index < len(s.allocations) else None
+        self._in_flight.pop(ext.metadata.uid or ext.metadata.key, None)
+        node_ext = s.node_ext_claims.get(node_name)
+        if allocation is None or node_ext is None:
+            return None  # nothing came from DRA on this node
+        name = ext.metadata.generate_name + _suffix(pod.uid)
+        meta = attrs.evolve(
+            node_ext.metadata, name=name, generate_name=ext.metadata.generate_name,
+            uid=str(uuid.uuid5(uuid.NAMESPACE_URL, f"{pod.uid}/{name}")),
+            finalizers=(DELETE_PROTECTION_FINALIZER,),
+        )
+        ref = ResourceClaimConsumerReference(resource="pods", name=pod.metadata.name, uid=pod.uid)
+        claim = attrs.evolve(
+            node_ext, metadata=meta,
+            status=ResourceClaimStatus(allocation=allocation, reserved_for=(ref,)),
+        )
+        self._write_claim(claim)
+        return None
+
+    def _delete_claim(self, claim: ResourceClaim) -> None:
+        delete = getattr(self._handle.host, "delete_object", None)
+        if callable(delete):
+            delete(claim)
+        else:
+            self._objects.delete(claim)
+        self._alloc_gen = None
+
     def _write_claim(self, claim: ResourceClaim) -> None:
         """Update a claim as the API server would, so that the host and the next cycles see
         it (with the events a claim update triggers)."""
@@ -567,9 +798,9 @@ class DynamicResources:
             # Only this write happened: move the allocated-device counts along.
             counts = self._alloc_counts
             if claim.status.allocation is not None:
-                counts.update(allocated_devices((claim,)))
+                counts.update(allocated_devices((claim,), self.features.consumable_capacity))
             if isinstance(old, ResourceClaim) and old.status.allocation is not None:
-                for d in allocated_devices((old,)):
+                for d in allocated_devices((old,), self.features.consumable_capacity):
                     n = counts[d] - 1
                     if n > 0:
                         counts[d] = n
@@ -601,7 +832,13 @@ class DynamicResources:
     def is_schedulable_after_claim_change(
         self, pod: Pod, old_obj: Any, new_obj: Any
     ) -> QueueingHint:
-        """Queue when a claim got deallocated, or one the pod uses appeared or changed status."""
+        """Queue when a claim got deallocated, or one the pod uses appeared or changed status.
+        Objects other than ResourceClaims are an error (the queue then requeues the pod)."""
+        if not isinstance(new_obj, ResourceClaim) or (
+            old_obj is not None and not isinstance(old_obj, ResourceClaim)
+        ):
+            bad = new_obj if not isinstance(new_obj, ResourceClaim) else old_obj
+            raise TypeError(f"expected ResourceClaim, got {type(bad).__name__}")
         claims, err = self.pod_resource_claims(pod)
         if err:
             return QueueingHint.QueueSkip
@@ -648,6 +885,9 @@ def new(args: Any, handle: Any) -> DynamicResources:
             device_taints=fts.enable_dra_device_taints,
             consumable_capacity=fts.enable_dra_consumable_capacity,
             device_binding_conditions=fts.enable_dra_device_binding_conditions,
+            device_taint_rules=fts.enable_dra_device_taint_rules,
+            extended_resource=fts.enable_dra_extended_resource,
+            device_status=fts.enable_dra_resource_claim_device_status,
         ),
     )
 

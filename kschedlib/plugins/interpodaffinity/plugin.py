@@ -20,7 +20,6 @@ from kschedlib.framework.events import (
 )
 from kschedlib.framework.interface import NodeScore, PreFilterResult
 from kschedlib.framework.registry import PluginSpec
-from kschedlib.framework.signature import labels_fragment
 from kschedlib.framework.status import SKIP, Code, Status
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.plugins.interpodaffinity.args import InterPodAffinityArgs
@@ -97,7 +96,10 @@ class InterPodAffinity:
         aff = pod.spec.affinity
         if aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None):
             return None
-        return labels_fragment(pod)
+        if self.args.ignore_preferred_terms_of_existing_pods:
+            return ()  # other pods' preferred terms are not scored: labels do not matter
+        # The labels only, as kube-scheduler signs them (not the namespace).
+        return tuple(sorted(pod.metadata.labels.items()))
 
     def _parsed(self, pod: Pod) -> tuple[str | None, PodInfo | None]:
         """The pod's selector parse error, else its PodInfo (for its terms); the last pod's

@@ -33,6 +33,7 @@ from kschedlib.framework.events import (
 from kschedlib.framework.interface import PreFilterResult
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import NodeInfo
+from kschedlib.plugins.dynamicresources.extended import MappingCache
 from kschedlib.plugins.helper.typed import as_objects
 from kschedlib.plugins.noderesources.args import (
     LEAST_ALLOCATED,
@@ -76,10 +77,16 @@ class PreFilterState:
     resources left out), sorted by name so that reasons come in a stable order.
     """
 
-    __slots__ = ("milli_cpu", "memory", "ephemeral_storage", "scalars", "request")
+    __slots__ = ("milli_cpu", "memory", "ephemeral_storage", "scalars", "request", "dra")
 
-    def __init__(self, request: Resource, scalars: tuple[tuple[str, int], ...]) -> None:
+    def __init__(
+        self, request: Resource, scalars: tuple[tuple[str, int], ...],
+        dra: frozenset[str] = frozenset(),
+    ) -> None:
         self.request = request
+        # Extended resources a DeviceClass maps (DRAExtendedResource): DRA's business on a
+        # node without device-plugin capacity for them.
+        self.dra = dra
         self.milli_cpu = request.milli_cpu
         self.memory = request.memory
         self.ephemeral_storage = request.ephemeral_storage
@@ -122,8 +129,11 @@ def fits_request(
     node_info: NodeInfo,
     ignored: frozenset[str] = frozenset(),
     ignored_groups: frozenset[str] = frozenset(),
+    dra: frozenset[str] = frozenset(),
 ) -> list[InsufficientResource]:
-    """fitsRequest: every resource the node lacks for ``request``, scalar ones by name."""
+    """fitsRequest: every resource the node lacks for ``request``, scalar ones by name; a
+    resource in ``dra`` (mapped by a DeviceClass) is left to DynamicResources on a node whose
+    allocatable has none of it (shouldDelegateResourceToDRA)."""
     out: list[InsufficientResource] = []
     alloc = node_info.allocatable
     used = node_info.requested
@@ -156,6 +166,8 @@ def fits_request(
         if req == 0 or _ignored(name, ignored, ignored_groups):
             continue
         cap = alloc.scalar_resources.get(name, 0)
+        if cap <= 0 and name in dra:
+            continue
         have = used.scalar_resources.get(name, 0)
         if req > cap - have:
             out.append(
@@ -195,10 +207,16 @@ def _build_scorer(strategy: ScoringStrategy) -> Scorer:
 class Fit:
     """The NodeResourcesFit plugin: PreFilter, Filter, PreScore, Score and queueing hints."""
 
-    __slots__ = ("_ignored", "_ignored_groups", "_memo", "_pod_level", "_scorer", "handle")
+    __slots__ = (
+        "_classes", "_dra", "_ignored", "_ignored_groups", "_memo", "_pod_level", "_scorer",
+        "handle",
+    )
 
     def __init__(self, args: NodeResourcesFitArgs, handle: Any = None) -> None:
-        self._pod_level = features_of(handle).enable_pod_level_resources
+        fts = features_of(handle)
+        self._pod_level = fts.enable_pod_level_resources
+        self._dra = fts.enable_dra_extended_resource
+        self._classes = MappingCache()
         self._ignored = frozenset(args.ignored_resources)
         self._ignored_groups = frozenset(args.ignored_resource_groups)
         strategy = args.scoring_strategy
@@ -242,7 +260,13 @@ class Fit:
             for name, q in sorted(request.scalar_resources.items())
             if q != 0 and not _ignored(name, self._ignored, self._ignored_groups)
         )
-        state.write(PRE_FILTER_STATE_KEY, PreFilterState(request, scalars))
+        dra: frozenset[str] = frozenset()
+        if self._dra and scalars:
+            objects = getattr(self.handle, "objects", None)
+            if objects is not None:
+                mapping = self._classes.get(objects)
+                dra = frozenset(n for n, _ in scalars if n in mapping)
+        state.write(PRE_FILTER_STATE_KEY, PreFilterState(request, scalars, dra))
         return None, None
 
     def _request(self, pod: Pod) -> Resource:
@@ -275,16 +299,20 @@ class Fit:
             or (eph > 0 and eph > alloc.ephemeral_storage - used.ephemeral_storage)
         ):
             return _status_of(
-                fits_request(s.request, node_info, self._ignored, self._ignored_groups)
+                fits_request(s.request, node_info, self._ignored, self._ignored_groups, s.dra)
             )
         if s.scalars:
             a_sr = alloc.scalar_resources
             u_sr = used.scalar_resources
+            dra = s.dra
             for name, q in s.scalars:
-                if q > a_sr.get(name, 0) - u_sr.get(name, 0):
-                    return _status_of(
-                        fits_request(s.request, node_info, self._ignored, self._ignored_groups)
-                    )
+                have = a_sr.get(name, 0)
+                if dra and have <= 0 and name in dra:
+                    continue
+                if q > have - u_sr.get(name, 0):
+                    return _status_of(fits_request(
+                        s.request, node_info, self._ignored, self._ignored_groups, dra
+                    ))
         return None
 
     # --- PreScore / Score ---

@@ -20,7 +20,6 @@ from kschedlib.framework.events import (
 )
 from kschedlib.framework.interface import NodeScore, PreFilterResult
 from kschedlib.framework.registry import PluginSpec
-from kschedlib.framework.signature import labels_fragment
 from kschedlib.framework.status import SKIP, Status
 from kschedlib.framework.types import NodeInfo, PodInfo
 from kschedlib.plugins.helper.spread import default_selector
@@ -88,10 +87,12 @@ class PodTopologySpread:
         return NAME
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
-        """SignPod: None (unsignable) when it would look beyond the node."""
-        if pod.spec.topology_spread_constraints:
+        """SignPod: None (unsignable) when the pod has constraints, its own or the default
+        ones (whatever its labels: kube-scheduler does not look for a selecting Service);
+        otherwise nothing to add."""
+        if pod.spec.topology_spread_constraints or self.default_constraints:
             return None
-        return (labels_fragment(pod), pod.metadata.owner_references)
+        return ()
 
     # --- constraints ---
 

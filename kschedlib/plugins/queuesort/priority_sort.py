@@ -26,6 +26,21 @@ class PrioritySort:
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
 
 
+    @staticmethod
+    def ordered_less(a: Any, b: Any) -> bool:
+        """``less``, with what it holds equal (same priority and timestamp) ordered by
+        arrival (``seq``): the scheduling queue's order in one call."""
+        p1 = a.pod_info.pod.spec.priority or 0
+        p2 = b.pod_info.pod.spec.priority or 0
+        if p1 != p2:
+            return bool(p1 > p2)
+        t1 = a.timestamp
+        t2 = b.timestamp
+        if t1 != t2:
+            return bool(t1 < t2)
+        return bool(a.seq < b.seq)
+
+
 def new(args: Any, handle: Any) -> PrioritySort:
     return PrioritySort()
 
