@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
@@ -11,6 +12,10 @@ from kschedlib.backend.cache.node_tree import NodeTree
 from kschedlib.framework.types import ImageStateSummary, NodeInfo, PodInfo, next_generation
 
 _CHANGE_LOG_MAX = 1 << 14
+_name = attrgetter("name")
+_with_affinity = attrgetter("pods_with_affinity")
+_with_anti_affinity = attrgetter("pods_with_required_anti_affinity")
+_pvc_refs = attrgetter("pvc_ref_counts")
 
 
 class Snapshot:
@@ -86,14 +91,15 @@ class Snapshot:
 
     def rebuild_lists(self) -> None:
         """Recompute the affinity lists and the used-PVC set from node_info_list."""
-        self.positions = {n.name: i for i, n in enumerate(self.node_info_list)}
-        self.have_pods_with_affinity_node_info_list = [
-            n for n in self.node_info_list if n.pods_with_affinity
-        ]
-        self.have_pods_with_required_anti_affinity_node_info_list = [
-            n for n in self.node_info_list if n.pods_with_required_anti_affinity
-        ]
-        self.used_pvc_set = {k for n in self.node_info_list for k in n.pvc_ref_counts}
+        # The same lists the comprehensions give, built at C speed (the node set changes on
+        # every node removal, so this runs once per drained node in removable_nodes).
+        lst = self.node_info_list
+        self.positions = dict(zip(map(_name, lst), range(len(lst)), strict=True))
+        self.have_pods_with_affinity_node_info_list = list(filter(_with_affinity, lst))
+        self.have_pods_with_required_anti_affinity_node_info_list = list(
+            filter(_with_anti_affinity, lst)
+        )
+        self.used_pvc_set = set().union(*map(_pvc_refs, lst))
 
     def record_changes(self, since: int, changes: list[tuple[int, str]]) -> None:
         """Note the NodeInfos the cache just updated, as (generation, name) oldest first, on a

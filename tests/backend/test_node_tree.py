@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kschedlib.api.node import Node
 from kschedlib.backend.cache import NodeTree, get_zone_key
@@ -127,3 +129,39 @@ def test_region_is_part_of_the_zone_key() -> None:
     tree = NodeTree([zoned("x1", "z", region="r1"), zoned("y1", "z", region="r2")])
     tree.add_node(zoned("x2", "z", region="r1"))
     assert tree.list() == ["x1", "y1", "x2"]
+
+
+def _interleave(columns: list[list[str]]) -> list[str]:
+    """The round-robin listing taken row by row (the reference list() must equal)."""
+    out: list[str] = []
+    depth = max((len(c) for c in columns), default=0)
+    for i in range(depth):
+        for c in columns:
+            if i < len(c):
+                out.append(c[i])
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 40), st.integers(0, 4)), max_size=80))
+def test_list_equals_the_row_by_row_interleave_after_adds_and_removes(
+    ops: list[tuple[bool, int, int]],
+) -> None:
+    tree = NodeTree()
+    zones: dict[str, list[str]] = {}  # zone -> names, in insertion order
+    for add, i, z in ops:
+        name = f"n{i}"
+        if add:
+            if tree.zone_of(name) is None:
+                tree.add_node(zoned(name, f"z{z}"))
+                zones.setdefault(f"z{z}", []).append(name)
+        elif tree.zone_of(name) is not None:
+            tree.remove_node(name)
+            for zone, names in list(zones.items()):
+                if name in names:
+                    names.remove(name)
+                    if not names:  # an emptied zone goes; coming back, it is listed last
+                        del zones[zone]
+        columns = list(zones.values())
+        assert tree.list() == _interleave(columns)
+        assert set(tree.names()) == {n for c in columns for n in c}

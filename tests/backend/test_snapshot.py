@@ -170,3 +170,48 @@ def test_change_log_names_the_nodes_the_cache_updated() -> None:
             cache.update_snapshot(snap)
         assert snap.changed_since(g) is None  # the log no longer reaches back that far
         assert snap.changed_since(snap.generation) == []
+
+
+def _reference_lists(snap: Snapshot) -> tuple[object, ...]:
+    """The derived lists recomputed straightforwardly from node_info_list."""
+    lst = snap.node_info_list
+    return (
+        {n.name: i for i, n in enumerate(lst)},
+        [n for n in lst if n.pods_with_affinity],
+        [n for n in lst if n.pods_with_required_anti_affinity],
+        {k for n in lst for k in n.pvc_ref_counts},
+    )
+
+
+@pytest.mark.parametrize("family", ("mixed", "basics", "volumes", "pod-affinity"))
+def test_node_removals_keep_the_lists_a_recomputation_gives(family: str) -> None:
+    scenarios = sorted(
+        p for p in CORPUS.glob(f"{family}-*.json") if not p.name.endswith(".expected.json")
+    )[:8]
+    assert scenarios
+    for path in scenarios:
+        data = json.loads(path.read_text())
+        nodes = [Node.from_dict(d) for d in data["nodes"]]
+        pods = [Pod.from_dict(d) for d in data["pods"]]
+        cache = Cache()
+        for n in nodes:
+            cache.add_node(n)
+        for p in pods:
+            if p.spec.node_name:
+                cache.add_pod(p)
+        snap = Snapshot()
+        cache.update_snapshot(snap)
+        # Remove every other node (those with pods stay as ghosts), checking each snapshot.
+        for n in nodes[::2]:
+            cache.remove_node(n)
+            cache.update_snapshot(snap)
+            fresh = Snapshot()
+            cache.update_snapshot(fresh)
+            assert names(snap.list()) == names(fresh.list()) == cache.node_names(), path.name
+            assert set(snap.node_info_map) == set(fresh.node_info_map), path.name
+            assert (snap.positions, snap.have_pods_with_affinity_node_info_list,
+                    snap.have_pods_with_required_anti_affinity_node_info_list,
+                    snap.used_pvc_set) == _reference_lists(snap), path.name
+            assert names(snap.have_pods_with_affinity_list()) == names(
+                fresh.have_pods_with_affinity_list()), path.name
+            assert snap.used_pvc_set == fresh.used_pvc_set, path.name

@@ -313,3 +313,47 @@ def _nominated_run(cache: bool) -> list[str | None]:
 
 def test_two_pass_verdicts_follow_the_nominated_pods() -> None:
     assert _nominated_run(True) == _nominated_run(False) == ["n001", "n000"]
+
+
+def _without_images(node: Node, images: bool) -> Node:
+    if images:
+        return node
+    d = node.to_dict()
+    d["status"]["images"] = []
+    return Node.from_dict(d)
+
+
+def run_node_churn(w: dict[str, Any], cache: bool, images: bool) -> list[Any]:
+    """Pods scheduled while nodes go and come back (ImageLocality's stored scores leave the
+    node count out when no node lists an image)."""
+    sched = Scheduler(clock=FakeClock(), seed=7, explain=True, node_local_cache=cache)
+    for args in w["nodes"]:
+        sched.add_node(_without_images(make_node(*args), images))
+    gone: list[int] = []
+    out: list[Any] = []
+    for idx, (t, web) in enumerate(w["pods"]):
+        for after, _kind, target in w["events"]:
+            if after != idx:
+                continue
+            if target in gone:
+                gone.remove(target)
+                sched.add_node(_without_images(make_node(*w["nodes"][target]), images))
+            else:
+                gone.append(target)
+                sched.delete_node(make_node(*w["nodes"][target]).metadata.name)
+        labels = {"app": "web"} if web else {"app": f"other-{idx}"}
+        sched.add_pod(Pod.from_dict({
+            "metadata": {"name": f"p{idx:03d}", "namespace": "default", "uid": f"u{idx}",
+                         "labels": labels},
+            "spec": w["templates"][t],
+        }))
+        for r in sched.run():
+            out.append((r.pod.key, r.outcome.value, r.node, r.message,
+                        r.explanation.to_dict() if r.explanation is not None else None))
+    return out
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads(), st.booleans())
+def test_nodes_coming_and_going_decide_as_recomputation(w: dict[str, Any], images: bool) -> None:
+    assert run_node_churn(w, True, images) == run_node_churn(w, False, images)

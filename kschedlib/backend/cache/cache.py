@@ -778,7 +778,14 @@ class Cache:
     def _remove_deleted_nodes(self, snapshot: Snapshot) -> None:
         node_map = snapshot.node_info_map
         to_delete = len(node_map) - self._tree.num_nodes
-        for name in list(node_map):
+        # Only names outside the node tree can be gone (a set difference at C speed); they
+        # are taken in the snapshot's order, as a scan of the whole map would take them.
+        outside = node_map.keys() - self._tree.names()
+        if len(outside) > to_delete:
+            outside_names = [n for n in node_map if n in outside]
+        else:
+            outside_names = list(outside)
+        for name in outside_names:
             if to_delete <= 0:
                 break
             item = self._nodes.get(name)
@@ -789,12 +796,16 @@ class Cache:
     def _update_lists(self, snapshot: Snapshot, update_all: bool) -> None:
         if update_all:
             node_map = snapshot.node_info_map
-            infos: list[NodeInfo] = []
-            for name in self._tree.list():
-                ni = node_map.get(name)
-                if ni is None:
-                    # Only a snapshot out of step with this cache lacks a tree node: copy it.
-                    ni = node_map[name] = self._copy(self._nodes[name])
-                infos.append(ni)
+            names = self._tree.list()
+            try:
+                infos = list(map(node_map.__getitem__, names))
+            except KeyError:
+                infos = []
+                for name in names:
+                    ni = node_map.get(name)
+                    if ni is None:
+                        # Only a snapshot out of step with this cache lacks a tree node: copy it.
+                        ni = node_map[name] = self._copy(self._nodes[name])
+                    infos.append(ni)
             snapshot.node_info_list = infos
         snapshot.rebuild_lists()

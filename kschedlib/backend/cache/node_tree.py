@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import KeysView
+
 from kschedlib.api.node import Node
 from kschedlib.errors import CacheError
 
@@ -67,6 +69,10 @@ class NodeTree:
     def __contains__(self, name: object) -> bool:
         return name in self._zone_of
 
+    def names(self) -> KeysView[str]:
+        """The node names (a live view, in no particular order)."""
+        return self._zone_of.keys()
+
     def zone_of(self, name: str) -> str | None:
         return self._zone_of.get(name)
 
@@ -109,12 +115,17 @@ class NodeTree:
         if len(zones) == 1:
             return list(self._tree[zones[0]])
         columns = [self._tree[z] for z in zones]
-        out: list[str] = []
-        depth = max((len(c) for c in columns), default=0)
-        for i in range(depth):
-            for c in columns:
-                if i < len(c):
-                    out.append(c[i])
+        # Row by row at C speed: zip interleaves the rows every column reaches, then the
+        # longer columns go on from there (the same order as taking row i of every column).
+        short = min((len(c) for c in columns), default=0)
+        out = [name for row in zip(*columns, strict=False) for name in row]
+        if any(len(c) > short for c in columns):
+            rest = [c[short:] for c in columns if len(c) > short]
+            depth = max(len(c) for c in rest)
+            for i in range(depth):
+                for c in rest:
+                    if i < len(c):
+                        out.append(c[i])
         return out
 
     def _add(self, name: str, zone: str) -> None:

@@ -14,6 +14,7 @@ same NodeInfo and generation are kept.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from operator import attrgetter, is_
 from typing import Any
 
 from kschedlib.api.pod import Pod
@@ -31,6 +32,8 @@ Share = tuple[tuple[str, int] | None, ...] | None
 (topology value, matching pods) or None when the inclusion policies leave the node out."""
 
 MAX_ENTRIES = 8
+_name_of = attrgetter("name")
+_generation_of = attrgetter("generation")
 
 
 def node_share(
@@ -112,7 +115,9 @@ def changed_indices(a: Sequence[Any], b: Sequence[Any]) -> list[int]:
 
 
 class _Entry:
-    __slots__ = ("nodes", "gens", "shares", "totals", "source", "snapshot", "seen")
+    __slots__ = (
+        "nodes", "gens", "shares", "totals", "source", "snapshot", "seen", "positions", "exact"
+    )
 
     def __init__(
         self, nodes: list[NodeInfo], gens: list[int], shares: list[Share], totals: list[dict[str, int]]
@@ -125,6 +130,10 @@ class _Entry:
         self.source: object = None
         self.snapshot: Any = None
         self.seen = 0
+        # Node name -> position in ``nodes``, a hint checked before use (None: none kept).
+        self.positions: dict[str, int] | None = None
+        # False: totals may hold emptied domains at 0 and keys out of recount order.
+        self.exact = True
 
 
 def _changed_from_log(
@@ -151,14 +160,48 @@ def _changed_from_log(
     return out
 
 
+def _only_removed(entry: _Entry, where: dict[str, int], nodes: list[NodeInfo]) -> _Entry | None:
+    """The entry for ``nodes`` when they are all listed in ``entry`` with the same NodeInfo at
+    the same generation (only nodes went): the removed nodes' shares are subtracted from the
+    totals (left inexact, see SpreadCounter.totals). None when some node is new or changed.
+    The checks run at C speed (map over the lists)."""
+    at = list(map(where.get, map(_name_of, nodes)))
+    if None in at:
+        return None
+    old_nodes = entry.nodes
+    try:
+        olds = list(map(old_nodes.__getitem__, at))  # type: ignore[arg-type]
+    except IndexError:
+        return None
+    if not all(map(is_, olds, nodes)):
+        return None
+    gens = list(map(_generation_of, nodes))
+    if list(map(entry.gens.__getitem__, at)) != gens:  # type: ignore[arg-type]
+        return None
+    old_shares = entry.shares
+    totals = entry.totals
+    for j in set(range(len(old_nodes))).difference(at):
+        share = old_shares[j]
+        if share is None:
+            continue
+        for i, x in enumerate(share):
+            if x is not None and x[1]:
+                totals[i][x[0]] -= x[1]
+    new = _Entry(nodes, gens, list(map(old_shares.__getitem__, at)), totals)  # type: ignore[arg-type]
+    new.exact = False
+    return new
+
+
 class SpreadCounter:
     """Per (pod key, constraints) the node shares and their totals; see the module doc."""
 
-    __slots__ = ("_entries", "_seen")
+    __slots__ = ("_entries", "_seen", "last")
 
     def __init__(self) -> None:
         self._entries: dict[Hashable, _Entry] = {}
         self._seen = SeenKeys()
+        # The entry the last totals() call returned the totals of (None: it returned None).
+        self.last: _Entry | None = None
 
     def totals(
         self,
@@ -167,10 +210,15 @@ class SpreadCounter:
         all_nodes: Sequence[NodeInfo],
         require_all: bool,
         snapshot: Any = None,
+        exact: bool = True,
     ) -> list[dict[str, int]] | None:
         """Per constraint, matching pods per topology value over ``all_nodes`` (shared
         dicts: copy before changing them); None the first time a key is seen (count
         directly then: keeping counts pays off only for a key that comes back).
+
+        ``exact=False`` is for callers that only look values up: the totals may then hold
+        domains left without nodes (at 0) and keys in another order than a recount's, which
+        lets node removals subtract the removed nodes' shares instead of adding up all.
 
         ``snapshot``, the lister ``all_nodes`` comes from, tells through its change log
         (``changed_since``) which nodes changed, so that not every NodeInfo is looked at;
@@ -187,6 +235,7 @@ class SpreadCounter:
             spec.tolerations,
         )
         entries = self._entries
+        self.last = None
         if key not in entries and self._seen.first_sight(key):
             return None
         required = RequiredNodeAffinity.of(pod)
@@ -222,33 +271,94 @@ class SpreadCounter:
                 gens[i] = ni.generation
             if rebuild:
                 entry.totals = _totals(shares, k)
+                entry.exact = True
         elif entry is not None:
             # Nodes came or went (the list was rebuilt): a node still listed with the same
             # NodeInfo at the same generation keeps its share; the others are counted.
-            kept = {
-                ni.name: (ni, g, sh)
-                for ni, g, sh in zip(entry.nodes, entry.gens, entry.shares, strict=True)
-            }
+            # The entry's node positions by name (the snapshot's, when the entry was brought
+            # up to date from it) only point the way: a share is kept after checking that
+            # the node at that position is the same NodeInfo at the same generation.
+            where = entry.positions
+            if where is None:
+                where = {ni.name: i for i, ni in enumerate(entry.nodes)}
+            old_nodes, old_gens, old_shares = entry.nodes, entry.gens, entry.shares
+            n_old = len(old_nodes)
             nodes = list(all_nodes)
+            kept_entry = None
+            if not exact and 0 < len(nodes) < n_old:
+                kept_entry = _only_removed(entry, where, nodes)
             shares = []
-            for ni in nodes:
-                was = kept.get(ni.name)
-                if was is not None and was[0] is ni and was[1] == ni.generation:
-                    shares.append(was[2])
+            for ni in nodes if kept_entry is None else ():
+                at = where.get(ni.name)
+                if (
+                    at is not None and at < n_old and old_nodes[at] is ni
+                    and old_gens[at] == ni.generation
+                ):
+                    shares.append(old_shares[at])
                 else:
                     shares.append(node_share(pod, constraints, required, ns, ni, require_all))
-            entry = _Entry(nodes, [ni.generation for ni in nodes], shares, _totals(shares, k))
+            if kept_entry is not None:
+                entry = kept_entry
+            else:
+                entry = _Entry(nodes, [ni.generation for ni in nodes], shares, _totals(shares, k))
         if entry is None:
             nodes = list(all_nodes)
             shares = [node_share(pod, constraints, required, ns, ni, require_all) for ni in nodes]
             entry = _Entry(nodes, [ni.generation for ni in nodes], shares, _totals(shares, k))
             if len(entries) >= MAX_ENTRIES:
                 del entries[next(iter(entries))]
+        if exact and not entry.exact:
+            entry.totals = _totals(entry.shares, k)
+            entry.exact = True
         entry.source = all_nodes
         entry.snapshot = snapshot
+        entry.positions = None
+        if snapshot is not None and getattr(snapshot, "list", None) is not None:
+            pos = getattr(snapshot, "positions", None)
+            if isinstance(pos, dict) and snapshot.list() is all_nodes:
+                entry.positions = pos
         entry.seen = getattr(snapshot, "generation", 0)
         entries[key] = entry
+        self.last = entry
         return entry.totals
+
+    def node_shares(self) -> NodeShares | None:
+        """The node shares behind the last totals() result, when they can be looked up by
+        node name (the entry was brought up to date from a snapshot); None otherwise."""
+        entry = self.last
+        if entry is None or entry.positions is None:
+            return None
+        return NodeShares(entry.positions, entry.nodes, entry.gens, entry.shares)
+
+
+class NodeShares:
+    """Per-node shares a counter entry holds, looked up by name and checked (same NodeInfo,
+    same generation) before use: a share found is what node_share gives for the node now."""
+
+    __slots__ = ("positions", "nodes", "gens", "shares")
+
+    def __init__(
+        self, positions: dict[str, int], nodes: list[NodeInfo], gens: list[int],
+        shares: list[Share],
+    ) -> None:
+        self.positions = positions
+        self.nodes = nodes
+        self.gens = gens
+        self.shares = shares
+
+    def count(self, ni: NodeInfo, i: int) -> int | None:
+        """Constraint ``i``'s matching pods on ``ni`` from the kept share; None when the share
+        is not kept for this NodeInfo and generation or leaves the node out of constraint i."""
+        j = self.positions.get(ni.name)
+        if j is None or j >= len(self.nodes) or self.nodes[j] is not ni:
+            return None
+        if self.gens[j] != ni.generation:
+            return None
+        share = self.shares[j]
+        if share is None:
+            return None
+        x = share[i]
+        return None if x is None else x[1]
 
 
 def counter_enabled(handle: Any) -> bool:

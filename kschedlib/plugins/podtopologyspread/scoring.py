@@ -21,7 +21,7 @@ from kschedlib.plugins.podtopologyspread.common import (
     count_pods_match_selector,
     node_labels_match_spread_constraints,
 )
-from kschedlib.plugins.podtopologyspread.counting import SpreadCounter
+from kschedlib.plugins.podtopologyspread.counting import NodeShares, SpreadCounter
 
 INVALID_SCORE = -1
 
@@ -84,6 +84,7 @@ class PreScoreState:
         "batch",
         "node_refs",
         "node_values",
+        "node_shares",
     )
 
     def __init__(
@@ -105,6 +106,9 @@ class PreScoreState:
         # the same nodes.
         self.node_refs: list[Node | None] | None = None
         self.node_values: list[str | None] = []
+        # The counter's per-node shares count_domains added up (hostname counts are taken
+        # from them at Score when kept for the same NodeInfo and generation).
+        self.node_shares: NodeShares | None = None
 
     def clone(self) -> PreScoreState:
         return self
@@ -196,9 +200,14 @@ def count_domains(
     constraints = s.constraints
     totals = (
         None if counter is None
-        else counter.totals(pod, constraints, all_nodes, require_all_topologies, lister)
+        else counter.totals(
+            pod, constraints, all_nodes, require_all_topologies, lister, exact=False
+        )
     )
     if totals is not None:
+        assert counter is not None
+        if any(c.topology_key == LABEL_HOSTNAME for c in constraints):
+            s.node_shares = counter.node_shares()
         for counts, total in zip(s.tp_value_to_pod_counts, totals, strict=True):
             for value in counts:
                 counts[value] += total.get(value, 0)
@@ -273,20 +282,21 @@ def score_nodes(s: PreScoreState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[i
     # Per constraint: (key, value -> term, term of a value without count, selector or None).
     # A term is cnt * weight + (maxSkew - 1), as score_node adds it; hostname terms depend
     # on the node's own pods (selector given).
-    plan: list[tuple[str, dict[str, float], float, LabelMatcher | None, float, float]] = []
+    plan: list[tuple[str, dict[str, float], float, LabelMatcher | None, float, float, int]] = []
     for i, c in enumerate(s.constraints):
         w = s.weights[i]
         skew = float(c.max_skew - 1)
         if c.topology_key == LABEL_HOSTNAME:
-            plan.append((c.topology_key, {}, 0.0, c.selector, w, skew))
+            plan.append((c.topology_key, {}, 0.0, c.selector, w, skew, i))
         else:
             terms = {v: cnt * w + skew for v, cnt in s.tp_value_to_pod_counts[i].items()}
-            plan.append((c.topology_key, terms, 0 * w + skew, None, w, skew))
+            plan.append((c.topology_key, terms, 0 * w + skew, None, w, skew, i))
+    kept = s.node_shares
     out: list[int] = []
     append = out.append
     if len(plan) == 1 and plan[0][3] is None:
         # One zone-like constraint: a node's score is a function of its value.
-        key, terms, missing, _, _, _ = plan[0]
+        key, terms, missing, _, _, _, _ = plan[0]
         by_value = {v: int(go_round(0.0 + t)) for v, t in terms.items()}
         default = int(go_round(0.0 + missing))
         refs = s.node_refs
@@ -315,14 +325,17 @@ def score_nodes(s: PreScoreState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[i
             continue
         labels = node.metadata.labels
         score = 0.0
-        for key, terms, missing, selector, w, skew in plan:
+        for key, terms, missing, selector, w, skew, ci in plan:
             value = labels.get(key)
             if value is None:
                 continue
             if selector is None:
                 score += terms.get(value, missing)
             else:
-                score += count_pods_match_selector(ni.pods, selector, ns) * w + skew
+                cnt = None if kept is None else kept.count(ni, ci)
+                if cnt is None:
+                    cnt = count_pods_match_selector(ni.pods, selector, ns)
+                score += cnt * w + skew
         r = rounded.get(score)
         if r is None:
             r = rounded[score] = int(go_round(score))
