@@ -4,7 +4,6 @@ the share of nodes that have it, mapped linearly from [23MB, 1000MB x containers
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from operator import attrgetter
 from typing import Any
 
 import attrs
@@ -58,9 +57,6 @@ class _PodImages:
         return self
 
 
-_image_states_of = attrgetter("image_states")
-
-
 class ImageLocality:
     """Scores nodes higher when they already hold large, not-too-widespread pod images."""
 
@@ -85,13 +81,9 @@ class ImageLocality:
 
     def node_local_fragment(self, pod: Pod) -> Hashable:
         """The images and the cluster's node count: what a node's score depends on besides
-        its NodeInfo. When no node lists any image, every node scores as one holding none of
-        the pod's images, whatever the count: the count is left out then (None), so that
-        stored scores outlive nodes coming and going."""
-        nodes = self._handle.snapshot_shared_lister().node_infos().list()
-        if not any(map(_image_states_of, nodes)):
-            return (self.sign_pod(pod), None)
-        return (self.sign_pod(pod), len(nodes))
+        its NodeInfo."""
+        total = len(self._handle.snapshot_shared_lister().node_infos().list())
+        return (self.sign_pod(pod), total)
 
     def _pod_images(self, state: CycleState, pod: Pod) -> _PodImages:
         s = state.get(STATE_KEY)
