@@ -381,6 +381,25 @@ class _Checkpointed:
             self.since.append((node, None))
 
 
+class _Transactional:
+    """The working cluster of removable_nodes with each drain in a transaction (the
+    reference the checkpointed cluster is tested against)."""
+
+    def __init__(self, work: Scheduler) -> None:
+        self.work = work
+
+    def drain(self, node: str, options: AutoscalerDrainOptions, pdbs: PdbTracker) -> DrainReport:
+        """drain_in_place of one node, rolled back when it fails."""
+        with self.work.transaction() as txn:
+            report = drain_in_place(self.work, [node], options, pdbs)
+            if report.success:
+                txn.commit()
+        return report
+
+    def delete(self, node: str) -> None:
+        self.work.delete_node(node)
+
+
 def removable_nodes(
     sched: Scheduler, candidates: Sequence[str] | None = None,
     options: AutoscalerDrainOptions | None = None, *, checkpoints: bool = True,
@@ -390,54 +409,9 @@ def removable_nodes(
     ``checkpoints=False`` drains each candidate in a transaction (the reference the
     checkpointed loop is tested against)."""
     options = options or AutoscalerDrainOptions()
-    if checkpoints:
-        return _removable_checkpointed(sched, candidates, options)
-    work = sched.fork()
-    names = list(candidates) if candidates is not None else work.cache.node_names()
-    known = set(work.cache.node_names())
-    util = {n: utilization(work, n) for n in names if n in known}
-    order = sorted(util, key=lambda n: (util[n], n))
-    removable: list[RemovableNode] = []
-    kept: dict[str, str] = {n: "unknown node" for n in names if n not in known}
-    budgets = PdbTracker.of(work)
-    for node in order:
-        if util[node] >= options.utilization_threshold:
-            kept[node] = (
-                f"utilization {util[node]:.2f} is not below the threshold "
-                f"{options.utilization_threshold:.2f}"
-            )
-            continue
-        trial = budgets.copy()
-        rows, movable = _classify_nodes(work, [node], options, trial)
-        blocked = [r for r in rows.values() if r.blocking]
-        if blocked:  # no need to try moving anything
-            kept[node] = f"{blocked[0].pod}: {blocked[0].action}: {blocked[0].reason}"
-            continue
-        if not movable:  # nothing to move: the node just goes
-            work.delete_node(node)
-            budgets = trial
-            removable.append(RemovableNode(node, util[node], 0))
-            continue
-        trial = budgets.copy()
-        with work.transaction() as txn:
-            report = drain_in_place(work, [node], options, trial)
-            if report.success:
-                txn.commit()
-                budgets = trial
-        if report.success:
-            moved = sum(1 for p in report.pods if p.action == "moved")
-            removable.append(RemovableNode(node, util[node], moved))
-        else:
-            first = report.blockers[0]
-            kept[node] = f"{first.pod}: {first.action}: {first.reason}"
-    return RemovableNodesReport(tuple(removable), kept)
-
-
-def _removable_checkpointed(
-    sched: Scheduler, candidates: Sequence[str] | None, options: AutoscalerDrainOptions
-) -> RemovableNodesReport:
-    """removable_nodes with the drains run in place on a checkpointed fork."""
-    state = _Checkpointed(sched.fork())
+    state: _Checkpointed | _Transactional = (
+        _Checkpointed(sched.fork()) if checkpoints else _Transactional(sched.fork())
+    )
     work = state.work
     names = list(candidates) if candidates is not None else work.cache.node_names()
     known = set(work.cache.node_names())
@@ -447,7 +421,6 @@ def _removable_checkpointed(
     kept: dict[str, str] = {n: "unknown node" for n in names if n not in known}
     budgets = PdbTracker.of(work)
     for node in order:
-        work = state.work
         if util[node] >= options.utilization_threshold:
             kept[node] = (
                 f"utilization {util[node]:.2f} is not below the threshold "
@@ -455,7 +428,7 @@ def _removable_checkpointed(
             )
             continue
         trial = budgets.copy()
-        rows, movable = _classify_nodes(work, [node], options, trial)
+        rows, movable = _classify_nodes(state.work, [node], options, trial)
         blocked = [r for r in rows.values() if r.blocking]
         if blocked:  # no need to try moving anything
             kept[node] = f"{blocked[0].pod}: {blocked[0].action}: {blocked[0].reason}"
