@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 from kschedlib.errors import KSchedError
@@ -97,31 +98,17 @@ def run_tasks(
     identical whatever the engine; an item whose ``fn`` raises KSchedError gives a record
     with ``error``. ``on_record(index, record)`` is called as each record arrives."""
     total = len(items)
-
-    def one(i: int, item: Any) -> dict[str, Any]:
-        return _call(fn, item)
-
     if client is None and address is None:
         out = []
         for i, item in enumerate(items):
-            out.append(one(i, item))
+            out.append(_call(fn, item))
             if on_record is not None:
                 on_record(i, out[-1])
             if progress is not None:
                 progress(i + 1, total)
         return out
-    try:
-        import distributed
-    except ImportError:  # pragma: no cover - exercised only without the extra
-        raise KSchedError(
-            "sweep: running on Dask needs the dask extra: pip install 'kschedlib[dask]'"
-        ) from None
-    dist: Any = distributed
-    own = client is None
-    if own:
-        client = dist.Client(address)
-    try:
-        futures = [client.submit(_call, fn, item, key=f"{name}-{i}", pure=False)
+    with _dask_client(client, address) as (dist, dask_client):
+        futures = [dask_client.submit(_call, fn, item, key=f"{name}-{i}", pure=False)
                    for i, item in enumerate(items)]
         index = {f.key: i for i, f in enumerate(futures)}
         records: list[dict[str, Any] | None] = [None] * total
@@ -134,6 +121,24 @@ def run_tasks(
             if progress is not None:
                 progress(done, total)
         return [r if r is not None else {"error": "lost"} for r in records]
+
+
+@contextmanager
+def _dask_client(client: Any, address: str | None) -> Iterator[tuple[Any, Any]]:
+    """The ``distributed`` module and a client: the one given, or one to ``address`` that is
+    closed on exit."""
+    try:
+        import distributed
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise KSchedError(
+            "sweep: running on Dask needs the dask extra: pip install 'kschedlib[dask]'"
+        ) from None
+    dist: Any = distributed
+    own = client is None
+    if own:
+        client = dist.Client(address)
+    try:
+        yield dist, client
     finally:
         if own:
             client.close()
@@ -155,21 +160,11 @@ def _run_on_dask(
     seed: int,
     progress: Progress | None,
 ) -> SweepResult:
-    try:
-        import distributed
-    except ImportError:  # pragma: no cover - exercised only without the extra
-        raise KSchedError(
-            "sweep: running on Dask needs the dask extra: pip install 'kschedlib[dask]'"
-        ) from None
-    dist: Any = distributed
-    own = client is None
-    if own:
-        client = dist.Client(address)
-    try:
-        base_future = client.scatter(base, broadcast=True)
+    with _dask_client(client, address) as (dist, dask_client):
+        base_future = dask_client.scatter(base, broadcast=True)
         futures = [
-            client.submit(_task, base_future, v, i, seed, key=f"kschedlib-variant-{i}-{v.name}",
-                          pure=False)
+            dask_client.submit(_task, base_future, v, i, seed,
+                               key=f"kschedlib-variant-{i}-{v.name}", pure=False)
             for i, v in enumerate(variants)
         ]
         records: list[dict[str, Any] | None] = [None] * len(variants)
@@ -179,6 +174,3 @@ def _run_on_dask(
             if progress is not None:
                 progress(done, len(variants))
         return SweepResult(tuple(r for r in records if r is not None))
-    finally:
-        if own:
-            client.close()
