@@ -696,48 +696,36 @@ def _display(name: str) -> str:
 # ------------------------------------------------------------------ comprehension loops
 
 
-def _loop_all(fr: _Frame, pairs: list[tuple[Any, Any]], v1: str, v2: str | None,
-              vs: dict[str, Any], pred: Eval, step: Eval, _: bool) -> Any:
-    err: CELError | None = None
-    for a, b in pairs:
-        _charge(fr, 3)  # loop condition and accumulator step, as cel-go charges them
-        vs[v1] = a
-        if v2:
-            vs[v2] = b
-        try:
-            r = pred(fr)
-        except CELError as exc:
-            err = err or exc
-            continue
-        if r is False:
-            return False
-        if r is not True:
-            err = err or CELError(f"no such overload: _&&_(bool, {cel_type_name(r)})")
-    if err is not None:
-        raise err
-    return True
+def _short_circuit_loop(stop_on: bool, cost: int, op: str) -> Callable[..., Any]:
+    """all() (stops on false, ``_&&_``) or exists() (stops on true, ``_||_``): an error is
+    kept and raised only if no element decides the result, as cel-go's logical operators."""
+
+    def loop(fr: _Frame, pairs: list[tuple[Any, Any]], v1: str, v2: str | None,
+             vs: dict[str, Any], pred: Eval, step: Eval, _: bool) -> Any:
+        err: CELError | None = None
+        for a, b in pairs:
+            _charge(fr, cost)  # loop condition and accumulator step, as cel-go charges them
+            vs[v1] = a
+            if v2:
+                vs[v2] = b
+            try:
+                r = pred(fr)
+            except CELError as exc:
+                err = err or exc
+                continue
+            if r is stop_on:
+                return stop_on
+            if r is not (not stop_on):
+                err = err or CELError(f"no such overload: {op}(bool, {cel_type_name(r)})")
+        if err is not None:
+            raise err
+        return not stop_on
+
+    return loop
 
 
-def _loop_exists(fr: _Frame, pairs: list[tuple[Any, Any]], v1: str, v2: str | None,
-                 vs: dict[str, Any], pred: Eval, step: Eval, _: bool) -> Any:
-    err: CELError | None = None
-    for a, b in pairs:
-        _charge(fr, 4)
-        vs[v1] = a
-        if v2:
-            vs[v2] = b
-        try:
-            r = pred(fr)
-        except CELError as exc:
-            err = err or exc
-            continue
-        if r is True:
-            return True
-        if r is not False:
-            err = err or CELError(f"no such overload: _||_(bool, {cel_type_name(r)})")
-    if err is not None:
-        raise err
-    return False
+_loop_all = _short_circuit_loop(False, 3, "_&&_")
+_loop_exists = _short_circuit_loop(True, 4, "_||_")
 
 
 def _loop_exists_one(fr: _Frame, pairs: list[tuple[Any, Any]], v1: str, v2: str | None,
