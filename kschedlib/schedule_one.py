@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import chain, compress, islice, repeat
 from operator import eq
 from typing import Any
@@ -174,6 +174,19 @@ def _filter_node_local(
     return feasible, failed
 
 
+def _filter_rejections(
+    fn: Any, state: CycleState, pod: Pod
+) -> Mapping[str, Status] | None:
+    """The statuses ``fn``, a plugin's own Filter, gives the snapshot's nodes it rejects,
+    by node name, when the plugin tells them at once (FilterRejectionsPlugin); else None."""
+    owner = getattr(fn, "__self__", None)
+    tell = getattr(owner, "filter_rejections", None)
+    if tell is None or fn != getattr(owner, "filter", None):
+        return None
+    out: Mapping[str, Status] | None = tell(state, pod)
+    return out
+
+
 def _filter_with_table(
     fwk: Framework,
     state: CycleState,
@@ -191,6 +204,9 @@ def _filter_with_table(
     the nominated pods counted (by identity) are unchanged."""
     head, rest = filters[:k], filters[k:]
     single_name, single = rest[0] if len(rest) == 1 else ("", None)
+    # The one other filter's rejections by node name, when its plugin can tell them at once.
+    rejected = _filter_rejections(single, state, pod) if single is not None else None
+    rejected_get = rejected.get if rejected is not None else None
     nominated_table = None
     if nominated_names and not rest:
         nominated_table = fwk.nominated_filter_table(state, pod, filters)
@@ -223,7 +239,9 @@ def _filter_with_table(
                 if st is None or st.is_rejected():  # errors are never stored
                     table[ni.generation] = st
             if st is None and rest:
-                if single is None:
+                if rejected_get is not None:
+                    st = rejected_get(ni.name)
+                elif single is None:
                     st = run(state, pod, ni, rest)
                 else:  # run_filter_plugins for one filter, inlined (the hot case)
                     try:

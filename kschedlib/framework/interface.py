@@ -137,6 +137,15 @@ class FilterPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class FilterRejectionsPlugin(FilterPlugin, Protocol):
+    """Optional performance extension: after PreFilter, the status ``filter`` gives each node
+    of the cycle's snapshot that it rejects, by node name, every other node passing (None
+    when it cannot tell). It must agree with ``filter`` node by node for that ``state``."""
+
+    def filter_rejections(self, state: CycleState, pod: Pod) -> Mapping[str, Status] | None: ...
+
+
+@runtime_checkable
 class PostFilterPlugin(Plugin, Protocol):
     def post_filter(
         self, state: CycleState, pod: Pod, filtered_node_status_map: NodeToStatusReader

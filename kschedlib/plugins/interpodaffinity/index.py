@@ -5,8 +5,11 @@ the existing terms that select the incoming pod. The index keeps, per ``(label k
 the pods carrying that label and the existing terms whose selector requires it (its first
 ``In`` requirement), so a query looks at the candidates only and checks each one in full: the
 counts equal a scan over every pod. It follows the node list by NodeInfo generation: only
-nodes whose generation changed are re-read (found by a C-level comparison of the
-generation lists), what they held before is dropped and what they hold now is added.
+nodes whose generation changed are re-read (named by the snapshot's change log when it can
+tell, else found by a C-level comparison of the generation lists), what they held before is
+dropped and what they hold now is added. For the topology keys Filter asked about, it also
+keeps which nodes carry each value, so that the nodes a cycle's counts reject come out
+without a look at every node.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ _Reg = tuple[dict[int, Any], int]
 
 LOG_SIZE = 64
 """How many syncs' changes are remembered for the counters' tables."""
+
+MAX_TRACKED_KEYS = 8
+"""How many topology keys the index keeps the nodes per value of."""
 
 
 def _index_key(selector: object) -> tuple[str, frozenset[str]] | None:
@@ -82,6 +88,12 @@ class PodIndex:
         "_names",
         "_log",
         "_regs",
+        "_seen",
+        "_snapshot",
+        "_source",
+        "key_nodes",
+        "nodes_by_value",
+        "single_node",
         "anti_by_label",
         "anti_unindexed",
         "node_labels",
@@ -108,11 +120,77 @@ class PodIndex:
         self.serial = 0
         """How many syncs changed something."""
         self._log: deque[tuple[int, list[str]]] = deque(maxlen=LOG_SIZE)
+        # The snapshot, its node list and its generation at the last sync (change log use).
+        self._snapshot: Any = None
+        self._source: Sequence[NodeInfo] | None = None
+        self._seen = 0
+        self.nodes_by_value: dict[str, dict[str, dict[str, None]]] = {}
+        """Per tracked topology key: value -> the names of the nodes with that label."""
+        self.single_node: dict[str, dict[str, str]] = {}
+        """Per tracked topology key: value -> its node, for the values only one node has."""
+        self.key_nodes: dict[str, int] = {}
+        """Per tracked topology key: how many indexed nodes have it."""
 
     # --- keeping up with the node list ---
 
-    def sync(self, nodes: Sequence[NodeInfo]) -> None:
-        """Bring the index in line with ``nodes`` (what a scan of them would see)."""
+    def sync(self, nodes: Sequence[NodeInfo], snapshot: Any = None) -> None:
+        """Bring the index in line with ``nodes`` (what a scan of them would see).
+        ``snapshot``, the lister ``nodes`` comes from, names the changed nodes through its
+        change log (``changed_since``) when it can tell, else every generation is compared."""
+        if (
+            snapshot is not None
+            and snapshot is self._snapshot
+            and nodes is self._source
+            and self._sync_from_log(nodes, snapshot)
+        ):
+            return
+        self._sync_all(nodes)
+        changed_since = getattr(snapshot, "changed_since", None)
+        if changed_since is not None and snapshot.list() is nodes:
+            self._snapshot, self._source = snapshot, nodes
+            self._seen = snapshot.generation
+        else:
+            self._snapshot = self._source = None
+
+    def _sync_from_log(self, nodes: Sequence[NodeInfo], snapshot: Any) -> bool:
+        """sync through the snapshot's change log; False (nothing done) when it cannot tell:
+        another node list, a log that does not reach back, a node not where it was."""
+        if snapshot.list() is not nodes:
+            return False
+        names = snapshot.changed_since(self._seen)
+        if names is None:
+            return False
+        gens = self._gens
+        if len(gens) != len(nodes):
+            return False
+        pos = snapshot.positions
+        regs = self._regs
+        found: list[tuple[int, NodeInfo]] = []
+        for name in set(names):
+            i = pos.get(name)
+            if i is None or i >= len(nodes):
+                return False
+            ni = nodes[i]
+            if ni.name != name or self._names[i] != name:
+                return False
+            found.append((i, ni))
+        touched: list[str] = []
+        for i, ni in found:
+            gen = ni.generation
+            gens[i] = gen
+            e = regs.get(ni.name)
+            if e is None or e[0] != gen:
+                self._drop(ni.name)
+                self._add(ni)
+                touched.append(ni.name)
+        self._seen = snapshot.generation
+        if touched:
+            self.serial += 1
+            self._log.append((self.serial, touched))
+        return True
+
+    def _sync_all(self, nodes: Sequence[NodeInfo]) -> None:
+        """sync by comparing every node's generation with the last sync's."""
         gens = [ni.generation for ni in nodes]
         prev = self._gens
         if gens == prev:
@@ -167,8 +245,13 @@ class PodIndex:
             return
         for d, i in e[1]:
             del d[i]
-        self.node_labels.pop(name, None)
+        labels = self.node_labels.pop(name, None)
         self.infos.pop(name, None)
+        if labels is not None and self.nodes_by_value:
+            for key, by_value in self.nodes_by_value.items():
+                v = labels.get(key)
+                if v is not None:
+                    self._untrack(key, by_value, v, name)
 
     def _add(self, ni: NodeInfo) -> None:
         name = ni.name
@@ -178,8 +261,14 @@ class PodIndex:
         self._regs[name] = (ni.generation, regs)
         if node is None:
             return
-        self.node_labels[name] = node.metadata.labels
+        labels = node.metadata.labels
+        self.node_labels[name] = labels
         self.infos[name] = ni
+        if self.nodes_by_value:
+            for key, by_value in self.nodes_by_value.items():
+                v = labels.get(key)
+                if v is not None:
+                    self._track(key, by_value, v, name)
         ids = self._ids
         pods = self.pods
         by_label = self.pods_by_label
@@ -225,6 +314,44 @@ class PodIndex:
                     name,
                 )
                 regs.append((self.scoring, i))
+
+    def _track(self, key: str, by_value: dict[str, dict[str, None]], v: str, name: str) -> None:
+        d = by_value.get(v)
+        single = self.single_node[key]
+        self.key_nodes[key] += 1
+        if d is None:
+            by_value[v] = {name: None}
+            single[v] = name
+        else:
+            d[name] = None
+            single.pop(v, None)
+
+    def _untrack(self, key: str, by_value: dict[str, dict[str, None]], v: str, name: str) -> None:
+        d = by_value[v]
+        del d[name]
+        single = self.single_node[key]
+        self.key_nodes[key] -= 1
+        if not d:
+            del by_value[v]
+            del single[v]
+        elif len(d) == 1:
+            single[v] = next(iter(d))
+
+    def track_key(self, key: str) -> dict[str, dict[str, None]] | None:
+        """value -> the names of the indexed nodes with that ``key`` label, kept up to date
+        from now on; None beyond MAX_TRACKED_KEYS keys."""
+        by_value = self.nodes_by_value.get(key)
+        if by_value is None:
+            if len(self.nodes_by_value) >= MAX_TRACKED_KEYS:
+                return None
+            by_value = self.nodes_by_value[key] = {}
+            self.single_node[key] = {}
+            self.key_nodes[key] = 0
+            for name, labels in self.node_labels.items():
+                v = labels.get(key)
+                if v is not None:
+                    self._track(key, by_value, v, name)
+        return by_value
 
     # --- queries ---
 

@@ -3,7 +3,7 @@ terms and existing pods' anti-affinity), preferred terms score (interpodaffinity
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from kschedlib.api.node import Node
@@ -34,6 +34,7 @@ from kschedlib.plugins.interpodaffinity.filtering import (
     compile_checks,
     existing_anti_affinity_counts,
     incoming_affinity_anti_affinity_counts,
+    rejected_nodes,
     satisfy_pod_affinity,
 )
 from kschedlib.plugins.interpodaffinity.index import PodIndex
@@ -131,7 +132,7 @@ class InterPodAffinity:
         if counter is not None and (with_anti or affinity_terms or anti_terms):
             index = self._index
             listed = lister.list()
-            index.sync(listed)
+            index.sync(listed, lister)
             self._synced = (state, listed)
             existing = counter.existing_anti_affinity_counts(pod, ns_labels, with_anti, index)
         else:
@@ -196,6 +197,21 @@ class InterPodAffinity:
                 return status
         return None
 
+    def filter_rejections(self, state: CycleState, pod: Pod) -> Mapping[str, Status] | None:
+        """What filter gives each node of the cycle's snapshot it rejects, by node name
+        (the others pass), from the label index PreFilter synced; None when unknown."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if type(s) is not PreFilterState:
+            return None
+        synced = self._synced
+        if synced is None or synced[0] is not state:
+            return None
+        if synced[1] is not self._handle.snapshot_shared_lister().node_infos().list():
+            return None
+        if s.rejections is None:
+            s.rejections = rejected_nodes(s, self._index)
+        return s.rejections
+
     # --- PreScore / Score ---
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -230,7 +246,7 @@ class InterPodAffinity:
             synced = self._synced
             # PreFilter of this very cycle synced it: the snapshot is read-only in a cycle.
             if synced is None or synced[0] is not state or synced[1] is not listed:
-                index.sync(listed)
+                index.sync(listed, lister)
                 self._synced = (state, listed)
             scores = score_counter.compute_topology_score(*args, index)
         if not scores:
