@@ -5,14 +5,12 @@ selects; Filter then looks the node's pairs up (interpodaffinity/filtering.go)."
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import repeat
 from typing import Any
 
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import AffinityTerm, NodeInfo, PodInfo
-from kschedlib.plugins.interpodaffinity.index import PodIndex
 from kschedlib.plugins.interpodaffinity.terms import (
     NAME,
     NO_LABELS,
@@ -83,6 +81,7 @@ class PreFilterState:
         "self_affine",
         "checks",
         "rejections",
+        "modified",
     )
 
     def __init__(
@@ -107,9 +106,11 @@ class PreFilterState:
         """filter_node's lookups, compiled from the counters (None: not yet, or stale)."""
         self.rejections: dict[str, Status] | None = None
         """Filter's status per node it rejects (rejected_nodes; None: not yet, or stale)."""
+        self.modified = False
+        """Whether AddPod/RemovePod changed the counts since PreFilter (or the clone)."""
 
     def clone(self) -> PreFilterState:
-        return PreFilterState(
+        c = PreFilterState(
             self.pod,
             self.required_affinity_terms,
             self.required_anti_affinity_terms,
@@ -118,6 +119,8 @@ class PreFilterState:
             clone_counts(self.affinity_counts),
             clone_counts(self.anti_affinity_counts),
         )
+        c.modified = self.modified
+        return c
 
     def update_with_pod(self, pod_info: PodInfo, node: Node | None, delta: int) -> None:
         """Count a pod added to (delta 1) or removed from (delta -1) ``node``."""
@@ -125,6 +128,7 @@ class PreFilterState:
             return
         self.checks = None
         self.rejections = None
+        self.modified = True
         update_with_anti_affinity_terms(
             self.existing_anti_affinity_counts,
             pod_info.required_anti_affinity_terms,
@@ -269,83 +273,6 @@ def filter_labels(s: PreFilterState, labels: Mapping[str, str]) -> Status | None
         if v is not None and inner.get(v, 0) > 0:
             return status
     return None
-
-
-def _counted(inner: Mapping[str, int]) -> Sequence[str] | Mapping[str, int]:
-    """The values with a positive count."""
-    if min(inner.values()) > 0:  # the usual case: counters drop their zero entries
-        return inner
-    return [v for v, n in inner.items() if n > 0]
-
-
-def _nodes_with_values(
-    index: PodIndex, key: str, values: Sequence[str] | Mapping[str, int]
-) -> set[str] | None:
-    """The names of the indexed nodes whose ``key`` label has one of ``values`` (None:
-    the key is not tracked)."""
-    by_value = index.track_key(key)
-    if by_value is None:
-        return None
-    single = index.single_node[key]
-    if len(single) == len(by_value):  # every value on one node (a hostname)
-        out = set(map(single.get, values))
-        out.discard(None)  # type: ignore[arg-type]
-        return out  # type: ignore[return-value]
-    return set().union(*[d for v in values if (d := by_value.get(v)) is not None])
-
-
-def _affinity_passing(s: PreFilterState, index: PodIndex) -> set[str] | None:
-    """The names of the indexed nodes satisfy_pod_affinity accepts (None: a key is not
-    tracked)."""
-    counts = s.affinity_counts
-    if not counts:
-        if not s.self_affine:
-            return set()
-        out: set[str] | None = None  # the nodes with every key
-        for t in s.required_affinity_terms:
-            by_value = index.track_key(t.topology_key)
-            if by_value is None:
-                return None
-            if index.key_nodes[t.topology_key] == len(index.infos):
-                continue
-            having = set().union(*by_value.values())
-            out = having if out is None else out & having
-        return set(index.infos) if out is None else out
-    out = None  # the nodes where every term's value has a matching pod
-    for t in s.required_affinity_terms:
-        inner = counts.get(t.topology_key)
-        if not inner:
-            return set()
-        having = _nodes_with_values(index, t.topology_key, _counted(inner))
-        if having is None:
-            return None
-        out = having if out is None else out & having
-    return set() if out is None else out
-
-
-def rejected_nodes(s: PreFilterState, index: PodIndex) -> dict[str, Status] | None:
-    """The status Filter gives each node of ``index`` (synced to the cycle's snapshot) that
-    it rejects, by node name; every other node passes. Taken from the nodes carrying each
-    counted topology value, without a look at every node. None when a key is not tracked."""
-    checks = s.checks
-    if checks is None:
-        checks = s.checks = compile_checks(s)
-    lookups, affinity = checks
-    out: dict[str, Status] = {}
-    for key, inner, status in reversed(lookups):  # the first lookup's status wins
-        if not inner:
-            continue
-        names = _nodes_with_values(index, key, _counted(inner))
-        if names is None:
-            return None
-        out.update(zip(names, repeat(status)))
-    if affinity:
-        passing = _affinity_passing(s, index)
-        if passing is None:
-            return None
-        if len(passing) != len(index.infos):
-            out.update(zip(index.infos.keys() - passing, repeat(AFFINITY_NOT_MATCH)))
-    return out
 
 
 def filter_node(s: PreFilterState, node: Node) -> Status | None:

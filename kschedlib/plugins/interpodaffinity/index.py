@@ -93,6 +93,7 @@ class PodIndex:
         "_source",
         "key_nodes",
         "nodes_by_value",
+        "relabel_serial",
         "single_node",
         "anti_by_label",
         "anti_unindexed",
@@ -119,6 +120,8 @@ class PodIndex:
         """The NodeInfo read per node name (nodes without a node object left out)."""
         self.serial = 0
         """How many syncs changed something."""
+        self.relabel_serial = 0
+        """The last sync that changed a node's labels, or added or removed a node."""
         self._log: deque[tuple[int, list[str]]] = deque(maxlen=LOG_SIZE)
         # The snapshot, its node list and its generation at the last sync (change log use).
         self._snapshot: Any = None
@@ -175,19 +178,34 @@ class PodIndex:
                 return False
             found.append((i, ni))
         touched: list[str] = []
+        relabeled = False
         for i, ni in found:
             gen = ni.generation
             gens[i] = gen
             e = regs.get(ni.name)
             if e is None or e[0] != gen:
-                self._drop(ni.name)
-                self._add(ni)
+                relabeled |= self._reread(ni)
                 touched.append(ni.name)
         self._seen = snapshot.generation
         if touched:
-            self.serial += 1
-            self._log.append((self.serial, touched))
+            self._logged(touched, relabeled)
         return True
+
+    def _reread(self, ni: NodeInfo) -> bool:
+        """Drop what the index held for the node and add what it holds now; whether its
+        labels changed (or it came)."""
+        name = ni.name
+        old = self.node_labels.get(name)
+        self._drop(name)
+        self._add(ni)
+        new = self.node_labels.get(name)
+        return old is not new and old != new
+
+    def _logged(self, touched: list[str], relabeled: bool) -> None:
+        self.serial += 1
+        self._log.append((self.serial, touched))
+        if relabeled:
+            self.relabel_serial = self.serial
 
     def _sync_all(self, nodes: Sequence[NodeInfo]) -> None:
         """sync by comparing every node's generation with the last sync's."""
@@ -205,6 +223,7 @@ class PodIndex:
             moved = False
         regs = self._regs
         touched: list[str] = []
+        relabeled = False
         for i in changed:
             ni = nodes[i]
             name = ni.name
@@ -212,8 +231,7 @@ class PodIndex:
                 moved = True
             e = regs.get(name)
             if e is None or e[0] != ni.generation:
-                self._drop(name)
-                self._add(ni)
+                relabeled |= self._reread(ni)
                 touched.append(name)
         self._gens = gens
         if moved:
@@ -222,8 +240,8 @@ class PodIndex:
             for name in [n for n in regs if n not in present]:
                 self._drop(name)
                 touched.append(name)
-        self.serial += 1
-        self._log.append((self.serial, touched))
+                relabeled = True
+        self._logged(touched, relabeled)
 
     def changes_since(self, serial: int) -> set[str] | None:
         """The names of the nodes re-read (or gone) since sync number ``serial``; None when

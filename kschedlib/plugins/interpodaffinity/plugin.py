@@ -34,10 +34,10 @@ from kschedlib.plugins.interpodaffinity.filtering import (
     compile_checks,
     existing_anti_affinity_counts,
     incoming_affinity_anti_affinity_counts,
-    rejected_nodes,
     satisfy_pod_affinity,
 )
 from kschedlib.plugins.interpodaffinity.index import PodIndex
+from kschedlib.plugins.interpodaffinity.rejections import RejectionCache, rejected_nodes
 from kschedlib.plugins.interpodaffinity.scoring import (
     PreScoreState,
     compute_topology_score,
@@ -71,6 +71,7 @@ class InterPodAffinity:
         "_handle",
         "_index",
         "_last_parsed",
+        "_rejections",
         "_score_counter",
         "_synced",
         "args",
@@ -85,6 +86,7 @@ class InterPodAffinity:
         # Existing pods and terms by label, shared by both counters (used with them only).
         self._index = PodIndex()
         self._synced: tuple[CycleState, Sequence[NodeInfo]] | None = None
+        self._rejections = RejectionCache()
         self._last_parsed: tuple[Pod, str | None, PodInfo | None] | None = None
         """The cycle and node list the index was last synced for."""
 
@@ -209,7 +211,18 @@ class InterPodAffinity:
         if synced[1] is not self._handle.snapshot_shared_lister().node_infos().list():
             return None
         if s.rejections is None:
-            s.rejections = rejected_nodes(s, self._index)
+            if s.modified:
+                s.rejections = rejected_nodes(s, self._index)
+            else:
+                meta = pod.metadata
+                key = (
+                    meta.namespace,
+                    tuple(sorted(meta.labels.items())),
+                    tuple(sorted(s.namespace_labels.items())),
+                    s.required_affinity_terms,
+                    s.required_anti_affinity_terms,
+                )
+                s.rejections = self._rejections.rejections(key, s, self._index)
         return s.rejections
 
     # --- PreScore / Score ---

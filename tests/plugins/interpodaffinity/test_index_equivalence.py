@@ -147,11 +147,13 @@ _zone = st.sampled_from(["z1", "z2", None])
 _rack = st.sampled_from(["r1", None])
 
 # One step: ("add", pod on node) | ("remove", index) | ("relabel", node, zone, rack)
+#           | ("toggle", node): remove the node object, or add it back
 #           | ("check", repeats, hard weight, incoming pod from the pool)
 _step = st.one_of(
     st.tuples(st.just("add"), st.sampled_from(NODE_NAMES), st.integers(0, 10**6)),
     st.tuples(st.just("remove"), st.integers(0, 50)),
     st.tuples(st.just("relabel"), st.sampled_from(NODE_NAMES), _zone, _rack),
+    st.tuples(st.just("toggle"), st.sampled_from(NODE_NAMES)),
     st.tuples(st.just("check"), st.integers(1, 3), st.sampled_from([0, 1, 3]),
               st.integers(0, 2)),
 )
@@ -181,13 +183,19 @@ def _run(
     out: list[Any] = [res, _st(pst)]
     if pst is None:
         out.append([_st(filter_fn(state, incoming, n)) for n in nodes])
+        if not reference:
+            _check_rejections(pl, state, incoming, nodes)
         for pi, name in extra:
             ni = snap.get(name)
             ext = pl.pre_filter_extensions()
             out.append(_st(ext.add_pod(state, incoming, pi, ni)))
             out.append([_st(filter_fn(state, incoming, n)) for n in nodes])
+            if not reference:
+                _check_rejections(pl, state, incoming, nodes)
             out.append(_st(ext.remove_pod(state, incoming, pi, ni)))
         out.append([_st(filter_fn(state, incoming, n)) for n in nodes])
+        if not reference:
+            _check_rejections(pl, state, incoming, nodes)
     sst = pl.pre_score(state, incoming, nodes)
     out.append(_st(sst))
     if sst is None:
@@ -203,6 +211,26 @@ def _run(
         out.append(_st(pl.normalize_score(state, incoming, scores)))
         out.append([(s.name, s.score) for s in scores])
     return out
+
+
+REJECTIONS_KNOWN = [0]
+"""How many times filter_rejections answered (the test checks it is exercised)."""
+
+
+def _check_rejections(pl: Any, state: CycleState, incoming: Pod, nodes: Any) -> None:
+    """filter_rejections (kept across cycles, or recomputed after AddPod/RemovePod) names
+    exactly the nodes Filter rejects, with Filter's status, the status object included."""
+    rejected = pl.filter_rejections(state, incoming)
+    if rejected is None:
+        return
+    REJECTIONS_KNOWN[0] += 1
+    want = {}
+    for n in nodes:
+        st = pl.filter(state, incoming, n)
+        if st is not None:
+            want[n.name] = st
+    assert {k: _st(v) for k, v in rejected.items()} == {k: _st(v) for k, v in want.items()}
+    assert all(rejected[k] is v for k, v in want.items())
 
 
 def _st(s: Status | None) -> Any:
@@ -232,6 +260,7 @@ def test_reuse_gives_what_recomputation_gives(
     slow = {w: interpodaffinity.new(InterPodAffinityArgs(hard_pod_affinity_weight=w),
                                     BasicHandle(snap, objects)) for w in (0, 1, 3)}
     placed: list[Pod] = []
+    gone: set[str] = set()
     pool = [data.draw(_pod(f"in{k}")) for k in range(3)]
     patch = (
         mock.patch.object(counting, "_index_is_cheaper", lambda c, n: cheap)
@@ -246,15 +275,24 @@ def test_reuse_gives_what_recomputation_gives(
                 placed.append(p)
             elif step[0] == "remove" and placed:
                 cache.remove_pod(placed.pop(step[1] % len(placed)))
-            elif step[0] == "relabel":
+            elif step[0] == "relabel" and step[1] not in gone:
                 old = nodes[step[1]]
                 new = _node(step[1], step[2], step[3])
                 cache.update_node(old, new)
                 nodes[step[1]] = new
+            elif step[0] == "toggle":
+                if step[1] in gone:
+                    gone.discard(step[1])
+                    cache.add_node(nodes[step[1]])
+                else:
+                    gone.add(step[1])
+                    cache.remove_node(nodes[step[1]])
             elif step[0] == "check":
                 cache.update_snapshot(snap)
                 incoming = pool[step[3]]  # the same pods come back: tables are reused
                 extra = [(PodInfo.of(data.draw(_pod(f"x{i}", "n1"))), "n1")]
+                if "n1" in gone:
+                    extra = []
                 for _ in range(step[1]):
                     want = _run(slow[step[2]], snap, incoming, extra, reference=True)
                     got = _run(fast[step[2]], snap, incoming, extra)
