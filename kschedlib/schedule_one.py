@@ -187,6 +187,47 @@ def _filter_rejections(
     return out
 
 
+def _filter_with_rejections(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    order: Iterable[NodeInfo],
+    to_find: int,
+    head: list[tuple[str, Any]],
+    table: dict[int, Status | None],
+    rejected: Mapping[str, Status],
+) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
+    """_filter_with_table without nominated pods, when the one filter after the node-local
+    ``head`` told its rejections by node name: a dict lookup per node instead of a call."""
+    run = fwk.run_filter_plugins
+    feasible: list[NodeInfo] = []
+    append = feasible.append
+    failed: list[tuple[str, Status]] = []
+    fail = failed.append
+    get = table.get
+    rget = rejected.get
+    missing = _MISSING
+    left = to_find
+    for ni in order:
+        st = get(ni.generation, missing)
+        if st is missing:
+            st = run(state, pod, ni, head)
+            if st is None or st.is_rejected():  # errors are never stored
+                table[ni.generation] = st
+            elif st.code == Code.Error:
+                raise SchedulingError(st.message())
+        if st is None:
+            st = rget(ni.name)
+            if st is None:
+                if not left:
+                    break
+                append(ni)
+                left -= 1
+                continue
+        fail((ni.name, st))
+    return feasible, failed
+
+
 def _filter_with_table(
     fwk: Framework,
     state: CycleState,
@@ -206,6 +247,8 @@ def _filter_with_table(
     single_name, single = rest[0] if len(rest) == 1 else ("", None)
     # The one other filter's rejections by node name, when its plugin can tell them at once.
     rejected = _filter_rejections(single, state, pod) if single is not None else None
+    if rejected is not None and not nominated_names:
+        return _filter_with_rejections(fwk, state, pod, order, to_find, head, table, rejected)
     rejected_get = rejected.get if rejected is not None else None
     nominated_table = None
     if nominated_names and not rest:

@@ -140,7 +140,8 @@ class FilterPlugin(Plugin, Protocol):
 class FilterRejectionsPlugin(FilterPlugin, Protocol):
     """Optional performance extension: after PreFilter, the status ``filter`` gives each node
     of the cycle's snapshot that it rejects, by node name, every other node passing (None
-    when it cannot tell). It must agree with ``filter`` node by node for that ``state``."""
+    when it cannot tell). It must agree with ``filter`` node by node for that ``state``; the
+    statuses are rejections (never errors) naming the plugin, as the framework records them."""
 
     def filter_rejections(self, state: CycleState, pod: Pod) -> Mapping[str, Status] | None: ...
 
