@@ -118,12 +118,23 @@ def _shape(s: PreFilterState) -> tuple[object, ...]:
     )
 
 
+def _positive(s: PreFilterState, key: str, value: str) -> tuple[bool, bool, bool]:
+    """Whether each of the three counters is positive at (key, value): all Filter reads
+    of a count."""
+    out = []
+    for counts in (s.existing_anti_affinity_counts, s.affinity_counts, s.anti_affinity_counts):
+        inner = counts.get(key)
+        out.append(inner is not None and inner.get(value, 0) > 0)
+    return out[0], out[1], out[2]
+
+
 class RejectionCache:
     """rejected_nodes kept from one cycle to the next while the incoming pod kind (``key``:
-    what the counts depend on besides the nodes) and the lookups stay the same: the counts
-    at a topology value change only when a node carrying that value changed, so only the
-    nodes sharing a value (of a key Filter looks at) with a node the index re-read since
-    are looked at again; a node added, removed or relabelled means a full pass."""
+    what the counts depend on besides the nodes) and the lookups stay the same. A count at
+    a topology value changes only when a node carrying that value changed, and Filter reads
+    a count only as positive or not: so only the nodes the index re-read since, and the
+    nodes sharing a value (of a key Filter looks at) whose count turned positive or back,
+    are looked at again. A node added, removed or relabelled means a full pass."""
 
     __slots__ = ("_key", "_out", "_serial", "_shape", "_state")
 
@@ -133,6 +144,7 @@ class RejectionCache:
         self._serial = -1
         self._out: dict[str, Status] | None = None
         self._state: PreFilterState | None = None
+        """The state ``_out`` answers for (its counts are compared with the next one's)."""
 
     def rejections(
         self, key: Hashable, s: PreFilterState, index: PodIndex
@@ -141,14 +153,17 @@ class RejectionCache:
         AddPod/RemovePod since) of an incoming pod of kind ``key``."""
         shape = _shape(s)
         out = self._out
+        old = self._state
         if (
             out is not None
+            and old is not None
+            and not old.modified
             and key == self._key
             and shape == self._shape
             and index.relabel_serial <= self._serial
         ):
             names = index.changes_since(self._serial)
-            if names is not None and self._refresh(out, names, s, index, shape):
+            if names is not None and self._refresh(out, names, old, s, index, shape):
                 self._hand_over(s, index)
                 return out
         out = rejected_nodes(s, index)
@@ -168,12 +183,14 @@ class RejectionCache:
     def _refresh(
         out: dict[str, Status],
         names: set[str],
+        old: PreFilterState,
         s: PreFilterState,
         index: PodIndex,
         shape: tuple[object, ...],
     ) -> bool:
-        """Update ``out`` for the nodes re-read (``names``) and those sharing a value with
-        them; False when a key is not tracked."""
+        """Update ``out`` (``old``'s rejections) to ``s`` for the nodes re-read (``names``)
+        and those sharing a value with them whose count flipped; False when a key is not
+        tracked."""
         if not names:
             return True
         lookups = shape[0]
@@ -185,12 +202,18 @@ class RejectionCache:
             by_value = index.track_key(key)
             if by_value is None:
                 return False
+            flipped: set[str] = set()
             for name in names:
                 labels = node_labels.get(name)
                 if labels is None:
                     return False
                 v = labels.get(key)
-                if v is not None:
+                if (
+                    v is not None
+                    and v not in flipped
+                    and _positive(old, key, v) != _positive(s, key, v)
+                ):
+                    flipped.add(v)
                     affected.update(by_value[v])
         for name in affected:
             st = filter_labels(s, node_labels[name])

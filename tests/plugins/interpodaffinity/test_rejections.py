@@ -70,7 +70,7 @@ _step = st.one_of(
     st.tuples(st.just("remove"), st.integers(0, 50)),
     st.tuples(st.just("relabel"), st.sampled_from(NODES), _zone, _rack),
     st.tuples(st.just("toggle"), st.sampled_from(NODES)),
-    st.tuples(st.just("nominate"), st.sampled_from(NODES)),
+    st.tuples(st.just("nominate"), st.sampled_from(NODES), st.booleans()),
 )
 
 
@@ -156,8 +156,9 @@ def test_rejections_agree_with_filter_and_recomputation(
             ext = pl.pre_filter_extensions()
             ext.add_pod(state, incoming, pi, ni)
             assert pl.filter_rejections(state, incoming) == _verdicts(pl, state, incoming, snap)
-            ext.remove_pod(state, incoming, pi, ni)
-            assert pl.filter_rejections(state, incoming) == want
+            if step[2]:  # or left counted: the next cycle must not start from these counts
+                ext.remove_pod(state, incoming, pi, ni)
+                assert pl.filter_rejections(state, incoming) == want
         other = CycleState()  # a state PreFilter did not write for this cycle: no answer
         other.write(interpodaffinity.PRE_FILTER_STATE_KEY, state.read(
             interpodaffinity.PRE_FILTER_STATE_KEY).clone())
@@ -223,3 +224,30 @@ def test_kept_rejections_follow_a_zone_and_hosts() -> None:
         ["n0", "n1", "n2", "n3", "n4"],
         ["n1", "n4"],
     ]
+
+
+def test_counts_changed_by_add_pod_are_not_kept() -> None:
+    """After AddPod on a cycle's state (left counted), the next cycle does not start from
+    that state's counts: a zone counted through the added pod, then for real, is rejected
+    on all its nodes."""
+    cache = Cache()
+    for i in range(6):
+        cache.add_node(_node(f"n{i}", "z1" if i < 3 else "z2", None))
+    snap = Snapshot()
+    pl = interpodaffinity.new(None, ReusingHandle(snap, ObjectStore()))
+    incoming = _simple("in", "", "a", ("b", ZONE))
+    cache.add_pod(_simple("b3", "n3", "b"))
+    cache.update_snapshot(snap)
+    state = CycleState()
+    pl.pre_filter(state, incoming, snap.list())
+    assert sorted(pl.filter_rejections(state, incoming) or ()) == ["n3", "n4", "n5"]
+    ext = pl.pre_filter_extensions()
+    ext.add_pod(state, incoming, PodInfo.of(_simple("nom", "n0", "b")), snap.get("n0"))
+    assert sorted(pl.filter_rejections(state, incoming) or ()) == [f"n{i}" for i in range(6)]
+    cache.add_pod(_simple("b1", "n1", "b"))
+    cache.update_snapshot(snap)
+    state = CycleState()
+    pl.pre_filter(state, incoming, snap.list())
+    got = pl.filter_rejections(state, incoming)
+    assert got == _verdicts(pl, state, incoming, snap)
+    assert sorted(got or ()) == [f"n{i}" for i in range(6)]
