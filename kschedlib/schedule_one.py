@@ -499,11 +499,10 @@ class SchedulingAlgorithm:
             feasible, failed = _filter_with_table(
                 fwk, state, pod, order, to_find, filters, k, table, nominated_names
             )
-        put = statuses.set
+        statuses.set_all(failed)
         add_status = diagnosis.add_plugin_status
         last: Status | None = None
-        for name, st in failed:
-            put(name, st)
+        for _, st in failed:
             if st is not last:  # stored verdicts repeat one Status object: note it once
                 add_status(st)
                 last = st

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import attrs
 
@@ -28,6 +28,10 @@ class NodeToStatus:
 
     def set(self, node_name: str, status: Status) -> None:
         self._statuses[node_name] = status
+
+    def set_all(self, pairs: Iterable[tuple[str, Status]]) -> None:
+        """set() for each (node name, status), in order."""
+        self._statuses.update(pairs)
 
     def __len__(self) -> int:
         return len(self._statuses)
