@@ -18,7 +18,7 @@ def _without_rejections() -> Any:
     return mock.patch.object(schedule_one_module, "_filter_rejections", lambda *a: None)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads())
 def test_rejections_decide_as_filter_calls(w: dict[str, Any]) -> None:
     with _without_rejections():

@@ -96,7 +96,7 @@ def _fresh(state: CycleState, snap: Snapshot) -> dict[str, Status] | None:
     return rejected_nodes(c, ix)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     zones=st.lists(st.tuples(_zone, _rack), min_size=len(NODES), max_size=len(NODES)),
     steps=st.lists(_step, min_size=1, max_size=30),
