@@ -31,7 +31,7 @@ from kschedlib.framework.events import (
     QueueingHint,
 )
 from kschedlib.framework.interface import PreFilterResult
-from kschedlib.framework.status import Code, Status
+from kschedlib.framework.status import Code, Status, shared_rejection
 from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.dynamicresources.extended import MappingCache
 from kschedlib.plugins.helper.typed import as_objects
@@ -182,11 +182,13 @@ def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
 
 
 def _status_of(insufficient: Sequence[InsufficientResource]) -> Status:
+    """The Filter verdict; one shared object per distinct verdict, named after the plugin
+    (as the framework would name it), so nodes rejected alike share one Status."""
     code = Code.Unschedulable
     for r in insufficient:
         if r.unresolvable:
             code = Code.UnschedulableAndUnresolvable
-    return Status(code, tuple(r.reason for r in insufficient))
+    return shared_rejection(code, tuple(r.reason for r in insufficient), NAME)
 
 
 def _build_scorer(strategy: ScoringStrategy) -> Scorer:
