@@ -3,6 +3,7 @@ preemption pre-check and requeueing) gives what recomputation gives, cycle by cy
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -90,7 +91,9 @@ def run(w: dict[str, Any], cache: bool, explain: bool) -> list[Any]:
                 bound.append(r.pod.key)
             out.append((r.pod.key, r.outcome.value, r.node, r.message, r.nominated_node,
                         tuple(v.key for v in r.victims),
-                        r.explanation.to_dict() if r.explanation is not None else None))
+                        # as JSON: the order of the rejected nodes is compared too
+                        json.dumps(r.explanation.to_dict()) if r.explanation is not None
+                        else None))
     out.append(sched.algorithm.next_start_node_index)
     out.append([(e.type, e.reason, e.pod, e.message, e.timestamp) for e in sched.events])
     out.append(sorted(p.key for p in sched.queue.unschedulable_pods()))
