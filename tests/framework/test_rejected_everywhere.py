@@ -170,3 +170,53 @@ def test_nodes_for_status_code_sees_codes_set_in_bulk_and_one_by_one() -> None:
     assert m.nodes_for_status_code(lister, Code.Unschedulable) == ["c"]  # type: ignore[arg-type]
     m.set("c", unresolvable)  # overwritten: the kept codes are a superset, the scan decides
     assert m.nodes_for_status_code(lister, Code.Unschedulable) == []  # type: ignore[arg-type]
+
+
+@st.composite
+def fit_cases(draw: st.DrawFn) -> tuple[dict[str, str], list[tuple[dict[str, str], int]]]:
+    qty = st.sampled_from(["0", "1", "2", "3", "5"])
+    request = {"cpu": draw(qty), "memory": draw(st.sampled_from(["0", "1Gi", "3Gi", "9Gi"]))}
+    if draw(st.booleans()):
+        request["ephemeral-storage"] = draw(st.sampled_from(["1Gi", "20Gi"]))
+    if draw(st.integers(0, 4)) == 0:
+        request["example.com/gpu"] = "1"
+    nodes = draw(st.lists(st.tuples(
+        st.fixed_dictionaries({"cpu": qty, "memory": st.sampled_from(["2Gi", "8Gi"]),
+                               "ephemeral-storage": st.sampled_from(["10Gi", "30Gi"]),
+                               "example.com/gpu": st.sampled_from(["0", "1"])}),
+        st.integers(0, 3)), min_size=1, max_size=12))
+    return request, nodes
+
+
+@settings(max_examples=60, deadline=None)
+@given(fit_cases())
+def test_fit_verdicts_kept_per_shortage_pattern_equal_fresh_ones(
+    case: tuple[dict[str, str], list[tuple[dict[str, str], int]]],
+) -> None:
+    from kschedlib.backend.snapshot import Snapshot
+    from kschedlib.framework.cycle_state import CycleState
+    from kschedlib.framework.handle import BasicHandle
+    from kschedlib.framework.types import NodeInfo
+    from kschedlib.plugins.noderesources import new_fit
+    from kschedlib.plugins.noderesources.fit import PRE_FILTER_STATE_KEY, _status_of, fits_request
+
+    request, nodes = case
+    pod = Pod.from_dict({"metadata": {"name": "p", "namespace": "default"}, "spec": {
+        "containers": [{"name": "c", "resources": {"requests": request}}]}})
+    plugin = new_fit(None, BasicHandle(Snapshot()))
+    state = CycleState()
+    plugin.pre_filter(state, pod, [])
+    s = state.read(PRE_FILTER_STATE_KEY)
+    for i, (alloc, n_running) in enumerate(nodes):
+        node = Node.from_dict({"metadata": {"name": f"n{i}"}, "status": {
+            "allocatable": {**alloc, "pods": "2"}}})
+        running = [Pod.from_dict({"metadata": {"name": f"r{i}-{j}", "namespace": "default"},
+                                  "spec": {"nodeName": f"n{i}", "containers": [
+                                      {"name": "c", "resources": {"requests": {
+                                          "cpu": "1", "memory": "1Gi"}}}]}})
+                   for j in range(n_running)]
+        ni = NodeInfo(node, *running)
+        got = plugin.filter(state, pod, ni)  # kept verdicts build up across the nodes
+        short = fits_request(s.request, ni)
+        want = _status_of(short) if short else None
+        assert got == want
