@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from operator import attrgetter
 
 from kschedlib.api.node import Node
@@ -32,6 +32,7 @@ class Snapshot:
         "shared_generation",
         "_change_log",
         "_change_log_floor",
+        "image_names",
     )
 
     def __init__(self) -> None:
@@ -50,6 +51,9 @@ class Snapshot:
         # answers changed_since for generations at or above the floor (None: no log yet).
         self._change_log: list[tuple[int, str]] = []
         self._change_log_floor: int | None = None
+        # The image names some node of the snapshot lists (the cache sets it at each update;
+        # None: not known, e.g. a shared copy before its first update).
+        self.image_names: Collection[str] | None = None
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -87,6 +91,7 @@ class Snapshot:
                         )
         snap.node_info_list = [node_map[name] for name in tree.list()]
         snap.rebuild_lists()
+        snap.image_names = set(holders)
         return snap
 
     def rebuild_lists(self) -> None:

@@ -173,7 +173,7 @@ class Cache:
 
     __slots__ = (
         "_ttl", "_clock", "_assumed", "_pod_states", "_nodes", "_head", "_tree", "_images",
-        "_pod_level", "_shared_generation", "_journals", "_uid_by_key",
+        "_pod_level", "_shared_generation", "_journals", "_uid_by_key", "_image_names",
     )
 
     def __init__(
@@ -193,6 +193,8 @@ class Cache:
         self._head: _NodeItem | None = None
         self._tree = NodeTree()
         self._images: dict[str, _ImageState] = {}
+        # The names in _images, frozen for snapshots (None: to take again, the names changed).
+        self._image_names: frozenset[str] | None = None
         # NodeInfos with a generation at or below this are shared with a fork (copy on write).
         self._shared_generation = 0
         # Open savepoints, oldest first (transactions): every change is noted in each.
@@ -263,6 +265,8 @@ class Cache:
                 self._assumed.discard(key)
         if j.tree is not None:
             self._tree = j.tree
+        if j.images:
+            self._image_names = None
         for image_name, saved in j.images.items():
             if saved is None:
                 self._images.pop(image_name, None)
@@ -306,6 +310,7 @@ class Cache:
         new._uid_by_key = dict(self._uid_by_key)
         new._tree = self._tree.copy()
         new._images = {}
+        new._image_names = self._image_names
         for name, st in self._images.items():
             image = _ImageState(st.size)
             image.nodes = set(st.nodes)
@@ -582,6 +587,7 @@ class Cache:
                 state = table.get(image_name)
                 if state is None:
                     state = table[image_name] = _ImageState(image.size_bytes)
+                    self._image_names = None
                 state.nodes.add(name)
                 names[image_name] = None
         item.images = tuple(names)
@@ -597,6 +603,7 @@ class Cache:
                 state.nodes.discard(item.name)
                 if not state.nodes:
                     del table[image_name]
+                    self._image_names = None
         item.images = ()
 
     def add_node(self, node: Node) -> NodeInfo:
@@ -752,6 +759,10 @@ class Cache:
         head = self._head
         if head is not None:
             snapshot.generation = head.info.generation
+        names = self._image_names
+        if names is None:
+            names = self._image_names = frozenset(self._images)
+        snapshot.image_names = names
         changes.reverse()
         snapshot.record_changes(generation, changes)
 

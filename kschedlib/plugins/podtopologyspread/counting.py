@@ -13,7 +13,7 @@ same NodeInfo and generation are kept.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from operator import attrgetter, is_
 from typing import Any
 
@@ -160,12 +160,18 @@ def _changed_from_log(
     return out
 
 
-def _only_removed(entry: _Entry, where: dict[str, int], nodes: list[NodeInfo]) -> _Entry | None:
-    """The entry for ``nodes`` when they are all listed in ``entry`` with the same NodeInfo at
-    the same generation (only nodes went): the removed nodes' shares are subtracted from the
-    totals (left inexact, see SpreadCounter.totals). None when some node is new or changed.
-    The checks run at C speed (map over the lists)."""
-    at = list(map(where.get, map(_name_of, nodes)))
+def _only_removed(
+    entry: _Entry, where: dict[str, int], nodes: list[NodeInfo],
+    recount: Callable[[NodeInfo], Share],
+) -> _Entry | None:
+    """The entry for ``nodes`` when every one of them is listed in ``entry`` under its name
+    (nodes went, none came): the removed nodes' shares are subtracted from the totals, the
+    nodes listed with another NodeInfo or generation are counted again (``recount``) and
+    their change applied, the others keep their share (totals left inexact, see
+    SpreadCounter.totals). None when some node is new. The checks run at C speed (map over
+    the lists)."""
+    names = list(map(_name_of, nodes))
+    at = list(map(where.get, names))
     if None in at:
         return None
     old_nodes = entry.nodes
@@ -173,23 +179,35 @@ def _only_removed(entry: _Entry, where: dict[str, int], nodes: list[NodeInfo]) -
         olds = list(map(old_nodes.__getitem__, at))  # type: ignore[arg-type]
     except IndexError:
         return None
-    if not all(map(is_, olds, nodes)):
+    if list(map(_name_of, olds)) != names:  # a stale position hint
         return None
     gens = list(map(_generation_of, nodes))
-    if list(map(entry.gens.__getitem__, at)) != gens:  # type: ignore[arg-type]
-        return None
+    changed = changed_indices(gens, list(map(entry.gens.__getitem__, at)))  # type: ignore[arg-type]
+    if olds != nodes:  # NodeInfos replaced (identity: NodeInfo has no __eq__)
+        changed = sorted(set(changed).union(changed_indices(nodes, olds)))
     old_shares = entry.shares
     totals = entry.totals
     for j in set(range(len(old_nodes))).difference(at):
-        share = old_shares[j]
-        if share is None:
-            continue
-        for i, x in enumerate(share):
-            if x is not None and x[1]:
-                totals[i][x[0]] -= x[1]
-    new = _Entry(nodes, gens, list(map(old_shares.__getitem__, at)), totals)  # type: ignore[arg-type]
+        _apply(totals, old_shares[j], -1)
+    shares = list(map(old_shares.__getitem__, at))  # type: ignore[arg-type]
+    for i in changed:
+        new_share = recount(nodes[i])
+        _apply(totals, shares[i], -1)
+        _apply(totals, new_share, 1)
+        shares[i] = new_share
+    new = _Entry(nodes, gens, shares, totals)
     new.exact = False
     return new
+
+
+def _apply(totals: list[dict[str, int]], share: Share, sign: int) -> None:
+    """Add (sign 1) or subtract (sign -1) a node's share to or from the totals."""
+    if share is None:
+        return
+    for i, x in enumerate(share):
+        if x is not None and x[1]:
+            m = totals[i]
+            m[x[0]] = m.get(x[0], 0) + sign * x[1]
 
 
 class SpreadCounter:
@@ -286,7 +304,10 @@ class SpreadCounter:
             nodes = list(all_nodes)
             kept_entry = None
             if not exact and 0 < len(nodes) < n_old:
-                kept_entry = _only_removed(entry, where, nodes)
+                kept_entry = _only_removed(
+                    entry, where, nodes,
+                    lambda ni: node_share(pod, constraints, required, ns, ni, require_all),
+                )
             shares = []
             for ni in nodes if kept_entry is None else ():
                 at = where.get(ni.name)
