@@ -94,17 +94,31 @@ class Snapshot:
         snap.image_names = set(holders)
         return snap
 
-    def rebuild_lists(self) -> None:
-        """Recompute the affinity lists and the used-PVC set from node_info_list."""
+    def rebuild_lists(
+        self, removed: Sequence[NodeInfo] | None = None, affinity: bool = True,
+        anti_affinity: bool = True,
+    ) -> None:
+        """Recompute the positions, affinity lists and used-PVC set from node_info_list.
+
+        ``removed``: the lists were up to date before these NodeInfos went (and others
+        changed in place, ``affinity``/``anti_affinity`` telling whether any entered or left
+        that list, none changing its PVCs): an affinity list that was empty and that nothing
+        entered stays empty, and the used-PVC set stays when no removed node used a PVC."""
         # The same lists the comprehensions give, built at C speed (the node set changes on
         # every node removal, so this runs once per drained node in removable_nodes).
         lst = self.node_info_list
         self.positions = dict(zip(map(_name, lst), range(len(lst)), strict=True))
-        self.have_pods_with_affinity_node_info_list = list(filter(_with_affinity, lst))
-        self.have_pods_with_required_anti_affinity_node_info_list = list(
-            filter(_with_anti_affinity, lst)
-        )
-        self.used_pvc_set = set().union(*map(_pvc_refs, lst))
+        if removed is None or affinity or self.have_pods_with_affinity_node_info_list:
+            self.have_pods_with_affinity_node_info_list = list(filter(_with_affinity, lst))
+        if (
+            removed is None or anti_affinity
+            or self.have_pods_with_required_anti_affinity_node_info_list
+        ):
+            self.have_pods_with_required_anti_affinity_node_info_list = list(
+                filter(_with_anti_affinity, lst)
+            )
+        if removed is None or any(map(_pvc_refs, removed)):
+            self.used_pvc_set = set().union(*map(_pvc_refs, lst))
 
     def record_changes(self, since: int, changes: list[tuple[int, str]]) -> None:
         """Note the NodeInfos the cache just updated, as (generation, name) oldest first, on a

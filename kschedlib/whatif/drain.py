@@ -261,10 +261,10 @@ def drain_in_place(
     pods node by node, remove the nodes, and schedule the movable pods elsewhere without
     preemption. ``pdbs`` (updated in place) carries PDB budgets across calls."""
     options = options or AutoscalerDrainOptions()
-    known = set(sched.cache.node_names())
+    has_node = sched.cache.has_node
     names = list(dict.fromkeys(node_names))
-    missing = tuple(n for n in names if n not in known)
-    present = [n for n in names if n in known]
+    missing = tuple(n for n in names if not has_node(n))
+    present = [n for n in names if has_node(n)]
     if pdbs is None:
         pdbs = PdbTracker.of(sched)
     rows, movable = _classify_nodes(sched, present, options, pdbs)

@@ -685,6 +685,10 @@ class Cache:
         """Pods in the cache, including those on ghost nodes."""
         return sum(len(item.info.pods) for item in self._nodes.values())
 
+    def has_node(self, name: str) -> bool:
+        """Whether ``name`` is a node of the node tree (a ghost is not)."""
+        return name in self._tree
+
     def node_names(self) -> list[str]:
         """Names of the nodes in the node tree, in snapshot (round-robin by zone) order."""
         return self._tree.list()
@@ -767,10 +771,15 @@ class Cache:
         snapshot.record_changes(generation, changes)
 
         tree = self._tree
+        removed: list[NodeInfo] | None = None
         if len(node_map) > tree.num_nodes:
-            self._remove_deleted_nodes(snapshot)
+            # Nodes only went (none came): the lists without them need no full rebuild.
+            removed = None if update_all else []
+            self._remove_deleted_nodes(snapshot, removed)
             update_all = True
-        if update_all or update_pvcs:
+        if removed is not None and not update_pvcs:
+            self._update_lists(snapshot, True, (removed, bool(affinity), bool(anti_affinity)))
+        elif update_all or update_pvcs:
             self._update_lists(snapshot, update_all)
         elif affinity or anti_affinity:
             # Only some nodes entered or left the affinity lists: patch them in place.
@@ -786,7 +795,10 @@ class Cache:
             self._update_lists(snapshot, True)
             raise InconsistentSnapshotError(msg)
 
-    def _remove_deleted_nodes(self, snapshot: Snapshot) -> None:
+    def _remove_deleted_nodes(
+        self, snapshot: Snapshot, removed: list[NodeInfo] | None = None
+    ) -> None:
+        """Drop the snapshot's entries of nodes no longer cached (appended to ``removed``)."""
         node_map = snapshot.node_info_map
         to_delete = len(node_map) - self._tree.num_nodes
         # Only names outside the node tree can be gone (a set difference at C speed); they
@@ -801,16 +813,25 @@ class Cache:
                 break
             item = self._nodes.get(name)
             if item is None or item.info.node is None:
-                del node_map[name]
+                gone = node_map.pop(name)
+                if removed is not None:
+                    removed.append(gone)
                 to_delete -= 1
 
-    def _update_lists(self, snapshot: Snapshot, update_all: bool) -> None:
+    def _update_lists(
+        self, snapshot: Snapshot, update_all: bool,
+        removal: tuple[list[NodeInfo], bool, bool] | None = None,
+    ) -> None:
+        """Rebuild the snapshot's node list (``update_all``) and derived lists; ``removal``:
+        (the NodeInfos removed, whether nodes entered or left each affinity list) when nodes
+        only went, see Snapshot.rebuild_lists."""
         if update_all:
             node_map = snapshot.node_info_map
             names = self._tree.list()
             try:
                 infos = list(map(node_map.__getitem__, names))
             except KeyError:
+                removal = None  # an out-of-step snapshot: rebuild everything
                 infos = []
                 for name in names:
                     ni = node_map.get(name)
@@ -819,4 +840,7 @@ class Cache:
                         ni = node_map[name] = self._copy(self._nodes[name])
                     infos.append(ni)
             snapshot.node_info_list = infos
-        snapshot.rebuild_lists()
+        if removal is not None:
+            snapshot.rebuild_lists(*removal)
+        else:
+            snapshot.rebuild_lists()

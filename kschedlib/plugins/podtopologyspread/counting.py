@@ -200,6 +200,50 @@ def _only_removed(
     return new
 
 
+def _removed_from_log(
+    entry: _Entry, all_nodes: list[NodeInfo], snapshot: Any,
+    recount: Callable[[NodeInfo], Share],
+) -> _Entry | None:
+    """_only_removed told by the snapshot: the nodes gone are those of the entry's positions
+    missing from the snapshot's, the nodes changed are those of its change log since the
+    entry was brought up to date (every other node has the NodeInfo and generation it had);
+    None when the snapshot cannot tell (another snapshot or node list, no positions, a log
+    that does not reach back that far) or a node came."""
+    where = entry.positions
+    if where is None or snapshot is None or entry.snapshot is not snapshot:
+        return None
+    changed_since = getattr(snapshot, "changed_since", None)
+    now = getattr(snapshot, "positions", None)
+    if changed_since is None or not isinstance(now, dict) or snapshot.list() is not all_nodes:
+        return None
+    if len(now) != len(all_nodes):
+        return None
+    names = changed_since(entry.seen)
+    if names is None:
+        return None
+    try:
+        at = list(map(where.__getitem__, now))  # the snapshot's names, in list order
+    except KeyError:
+        return None  # a node came
+    old_shares = entry.shares
+    totals = entry.totals
+    for name in where.keys() - now.keys():
+        _apply(totals, old_shares[where[name]], -1)
+    shares = list(map(old_shares.__getitem__, at))
+    nodes = list(all_nodes)
+    for name in set(names):
+        i = now.get(name)
+        if i is None:
+            continue  # changed, then removed
+        new_share = recount(nodes[i])
+        _apply(totals, shares[i], -1)
+        _apply(totals, new_share, 1)
+        shares[i] = new_share
+    new = _Entry(nodes, list(map(_generation_of, nodes)), shares, totals)
+    new.exact = False
+    return new
+
+
 def _apply(totals: list[dict[str, int]], share: Share, sign: int) -> None:
     """Add (sign 1) or subtract (sign -1) a node's share to or from the totals."""
     if share is None:
@@ -304,10 +348,13 @@ class SpreadCounter:
             nodes = list(all_nodes)
             kept_entry = None
             if not exact and 0 < len(nodes) < n_old:
-                kept_entry = _only_removed(
-                    entry, where, nodes,
-                    lambda ni: node_share(pod, constraints, required, ns, ni, require_all),
-                )
+
+                def recount(ni: NodeInfo) -> Share:
+                    return node_share(pod, constraints, required, ns, ni, require_all)
+
+                kept_entry = _removed_from_log(entry, all_nodes, snapshot, recount)
+                if kept_entry is None:
+                    kept_entry = _only_removed(entry, where, nodes, recount)
             shares = []
             for ni in nodes if kept_entry is None else ():
                 at = where.get(ni.name)
