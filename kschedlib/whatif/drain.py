@@ -35,6 +35,7 @@ from kschedlib.whatif_reports import (
 )
 
 if TYPE_CHECKING:
+    from kschedlib.framework.types import NodeInfo, PodInfo
     from kschedlib.scheduler import Scheduler
 
 __all__ = [
@@ -256,10 +257,14 @@ def drain_in_place(
     node_names: Sequence[str],
     options: AutoscalerDrainOptions | None = None,
     pdbs: PdbTracker | None = None,
+    *,
+    stop_at_failure: bool = False,
 ) -> DrainReport:
     """Drain ``node_names`` in ``sched`` itself (use a fork or a transaction): classify their
     pods node by node, remove the nodes, and schedule the movable pods elsewhere without
-    preemption. ``pdbs`` (updated in place) carries PDB budgets across calls."""
+    preemption. ``pdbs`` (updated in place) carries PDB budgets across calls.
+    ``stop_at_failure``: stop at the first pod that cannot be placed (the drain failed; the
+    pods after it are left pending and reported ``movable``), for callers that undo it."""
     options = options or AutoscalerDrainOptions()
     has_node = sched.cache.has_node
     names = list(dict.fromkeys(node_names))
@@ -298,6 +303,8 @@ def drain_in_place(
             else:
                 why = result.message if result is not None else "gated at PreEnqueue"
                 rows[pod.uid] = attrs.evolve(r, action="unschedulable", reason=why)
+                if stop_at_failure:
+                    break
         for node in present:  # the simulation is over: the ghosts go
             sched.delete_node(node)
     finally:
@@ -353,13 +360,27 @@ class _Checkpointed:
         """Accepted since the checkpoint: a drain (with the budgets it started from) or, for
         None, a node deleted outright."""
 
-    def drain(self, node: str, options: AutoscalerDrainOptions, pdbs: PdbTracker) -> DrainReport:
-        """drain_in_place of one node; the cluster is as before when the drain fails."""
+    def drain(
+        self, node: str, options: AutoscalerDrainOptions, pdbs: PdbTracker,
+        doomed: bool = False,
+    ) -> DrainReport:
+        """drain_in_place of one node; the cluster is as before when the drain fails.
+        ``doomed``: the drain cannot work (its pods need more than the other nodes have
+        left): it runs in a transaction, whose rollback costs what the drain changed, not
+        a replay of the drains accepted since the checkpoint."""
+        before = pdbs.copy()
+        if doomed:
+            with self.work.transaction() as txn:
+                report = drain_in_place(self.work, [node], options, pdbs, stop_at_failure=True)
+                if report.success:
+                    txn.commit()
+            if report.success and self.base is not None:
+                self.since.append((node, before))
+            return report
         if self.base is None:
             self.base = self.work.fork()
             self.since = []
-        before = pdbs.copy()
-        report = drain_in_place(self.work, [node], options, pdbs)
+        report = drain_in_place(self.work, [node], options, pdbs, stop_at_failure=True)
         if report.success:
             self.since.append((node, before))
             return report
@@ -388,16 +409,54 @@ class _Transactional:
     def __init__(self, work: Scheduler) -> None:
         self.work = work
 
-    def drain(self, node: str, options: AutoscalerDrainOptions, pdbs: PdbTracker) -> DrainReport:
+    def drain(
+        self, node: str, options: AutoscalerDrainOptions, pdbs: PdbTracker,
+        doomed: bool = False,
+    ) -> DrainReport:
         """drain_in_place of one node, rolled back when it fails."""
         with self.work.transaction() as txn:
-            report = drain_in_place(self.work, [node], options, pdbs)
+            report = drain_in_place(self.work, [node], options, pdbs, stop_at_failure=True)
             if report.success:
                 txn.commit()
         return report
 
     def delete(self, node: str) -> None:
         self.work.delete_node(node)
+
+
+class _Spare:
+    """CPU, memory and pod slots left free over the nodes of the working cluster, kept up
+    to date as drains are accepted: a drain whose pods need more than the other nodes have
+    left cannot work (the scheduler's resource check fails for one of them at least)."""
+
+    def __init__(self, work: Scheduler) -> None:
+        self.cpu = self.memory = self.pods = 0
+        for name in work.cache.node_names():
+            self._add(work.cache.get_node(name), 1)
+
+    def _add(self, ni: NodeInfo, sign: int) -> None:
+        a, r = ni.allocatable, ni.requested
+        self.cpu += sign * (a.milli_cpu - r.milli_cpu)
+        self.memory += sign * (a.memory - r.memory)
+        self.pods += sign * (a.allowed_pod_number - len(ni.pods))
+
+    def exceeded(self, ni: NodeInfo, moving: Sequence[PodInfo]) -> bool:
+        """Whether ``moving`` (pods of ``ni``) need more than the nodes but ``ni`` have left."""
+        a, r = ni.allocatable, ni.requested
+        cpu = sum(pi.resources.requests.milli_cpu for pi in moving)
+        memory = sum(pi.resources.requests.memory for pi in moving)
+        return (
+            cpu > self.cpu - (a.milli_cpu - r.milli_cpu)
+            or memory > self.memory - (a.memory - r.memory)
+            or len(moving) > self.pods - (a.allowed_pod_number - len(ni.pods))
+        )
+
+    def remove(self, ni: NodeInfo, moved: Sequence[PodInfo]) -> None:
+        """``ni`` (as it was before its drain) went and its ``moved`` pods went elsewhere."""
+        self._add(ni, -1)
+        self.cpu -= sum(pi.resources.requests.milli_cpu for pi in moved)
+        self.memory -= sum(pi.resources.requests.memory for pi in moved)
+        self.pods -= len(moved)
 
 
 def removable_nodes(
@@ -420,6 +479,7 @@ def removable_nodes(
     removable: list[RemovableNode] = []
     kept: dict[str, str] = {n: "unknown node" for n in names if n not in known}
     budgets = PdbTracker.of(work)
+    spare = _Spare(work)
     for node in order:
         if util[node] >= options.utilization_threshold:
             kept[node] = (
@@ -433,14 +493,19 @@ def removable_nodes(
         if blocked:  # no need to try moving anything
             kept[node] = f"{blocked[0].pod}: {blocked[0].action}: {blocked[0].reason}"
             continue
+        info = state.work.cache.get_node(node)
         if not movable:  # nothing to move: the node just goes
             state.delete(node)
+            spare.remove(info, ())
             budgets = trial
             removable.append(RemovableNode(node, util[node], 0))
             continue
+        uids = {pod.uid for pod, _ in movable}
+        moving = [pi for pi in info.pods if pi.pod.uid in uids]
         trial = budgets.copy()
-        report = state.drain(node, options, trial)
+        report = state.drain(node, options, trial, spare.exceeded(info, moving))
         if report.success:
+            spare.remove(info, moving)
             budgets = trial
             moved = sum(1 for p in report.pods if p.action == "moved")
             removable.append(RemovableNode(node, util[node], moved))

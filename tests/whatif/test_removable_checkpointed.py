@@ -85,9 +85,9 @@ def test_a_failed_drain_after_accepted_ones_is_undone_by_replay(monkeypatch: Any
     calls: list[str] = []
     real = drain.drain_in_place
 
-    def counting(sched: Scheduler, nodes: Any, *args: Any) -> Any:
+    def counting(sched: Scheduler, nodes: Any, *args: Any, **kwargs: Any) -> Any:
         calls.extend(nodes)
-        return real(sched, nodes, *args)
+        return real(sched, nodes, *args, **kwargs)
 
     monkeypatch.setattr(drain, "drain_in_place", counting)
     fast = removable_nodes(s)
@@ -95,3 +95,65 @@ def test_a_failed_drain_after_accepted_ones_is_undone_by_replay(monkeypatch: Any
     assert fast.removable and any("unschedulable" in why for why in fast.not_removable.values())
     tried = [n for n in calls if n not in fast.not_removable or "unschedulable" in fast.not_removable[n]]
     assert len(calls) > len(set(calls)) and len(tried) == len(calls)  # accepted drains replayed
+
+
+def _identical(n: int, per_node: int, cpu: str = "4") -> Scheduler:
+    """Nodes holding ``per_node`` identical pods each, that fill up as nodes go: the last
+    candidates' pods need more than the others have left (their drains are doomed)."""
+    s = Scheduler(clock=FakeClock(), seed=3)
+    for i in range(n):
+        s.add_node(Node.from_dict({
+            "metadata": {"name": f"n{i:03d}", "labels": {
+                "kubernetes.io/hostname": f"n{i:03d}", "topology.kubernetes.io/zone": f"z{i % 3}"}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
+        }))
+    s.add_object(ReplicaSet.from_dict({"metadata": {"name": "rs", "namespace": "default"}}))
+    for i in range(n):
+        for k in range(per_node):
+            s.add_pod(pod(f"p{i}-{k}", cpu="500m", node_name=f"n{i:03d}", owner=OWNERS[0],
+                          labels={"app": "a"}))
+    return s
+
+
+def test_doomed_drains_roll_back_without_a_replay(monkeypatch: Any) -> None:
+    # 12 nodes of 4 CPUs with 1 CPU used each: 9 can go, then every drain needs more CPU
+    # than the other nodes have left. Those run in a transaction: no accepted drain is
+    # replayed, the report is the one a transaction per candidate gives, and the spare
+    # capacity kept along the way is what a recount of the working cluster gives.
+    s = _identical(12, 2)
+    slow = removable_nodes(s, checkpoints=False)
+    calls: list[str] = []
+    real = drain.drain_in_place
+    spares: list[Any] = []
+    real_init = drain._Spare.__init__
+
+    def keep(self: Any, work: Scheduler) -> None:
+        real_init(self, work)
+        spares.append(self)
+
+    def counting(sched: Scheduler, nodes: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.extend(nodes)
+        if len(spares) == 1:  # the working cluster's spare capacity, kept vs recounted
+            live, fresh = spares[0], drain._Spare.__new__(drain._Spare)
+            real_init(fresh, sched)
+            assert (live.cpu, live.memory, live.pods) == (fresh.cpu, fresh.memory, fresh.pods)
+        return real(sched, nodes, *args, **kwargs)
+
+    monkeypatch.setattr(drain._Spare, "__init__", keep)
+    monkeypatch.setattr(drain, "drain_in_place", counting)
+    fast = removable_nodes(s)
+    assert fast == slow
+    assert len(fast.removable) == 9 and len(fast.not_removable) == 3
+    assert all("Insufficient cpu" in why for why in fast.not_removable.values())
+    assert len(calls) == len(set(calls)) == 12  # nothing replayed
+
+
+def test_a_drain_stopped_at_its_first_failure_reports_the_same_first_blocker() -> None:
+    s = _identical(4, 7)
+    for names in (["n000"], ["n000", "n001"], ["n001", "n002", "n003"]):
+        full = drain.simulate_drain(s, names)
+        with s.transaction():
+            short = drain.drain_in_place(s, names, stop_at_failure=True)
+        assert not full.success and not short.success
+        assert full.blockers[0] == short.blockers[0]
+        assert len(short.blockers) == 1 < len(full.blockers)
