@@ -257,10 +257,12 @@ def _apply(totals: list[dict[str, int]], share: Share, sign: int) -> None:
 class SpreadCounter:
     """Per (pod key, constraints) the node shares and their totals; see the module doc."""
 
-    __slots__ = ("_entries", "_seen", "last")
+    __slots__ = ("_entries", "_seen", "last", "_score_keys")
 
     def __init__(self) -> None:
         self._entries: dict[Hashable, _Entry] = {}
+        # Per (namespace, constraints): what Score reads of a node, per NodeInfo generation.
+        self._score_keys: dict[Hashable, dict[int, Any]] = {}
         self._seen = SeenKeys()
         # The entry the last totals() call returned the totals of (None: it returned None).
         self.last: _Entry | None = None
@@ -389,6 +391,19 @@ class SpreadCounter:
         entries[key] = entry
         self.last = entry
         return entry.totals
+
+    def score_keys(self, namespace: str, constraints: Sequence[SpreadConstraint]) -> dict[int, Any]:
+        """The table Score keeps per NodeInfo generation for pods of ``namespace`` with
+        ``constraints`` (what it reads of a node depends on nothing else)."""
+        key = (namespace, tuple(constraints))
+        tables = self._score_keys
+        table = tables.pop(key, None)
+        if table is None:
+            table = {}
+            if len(tables) >= MAX_ENTRIES:
+                del tables[next(iter(tables))]
+        tables[key] = table
+        return table
 
     def node_shares(self) -> NodeShares | None:
         """The node shares behind the last totals() result, when they can be looked up by
