@@ -28,7 +28,7 @@ class Snapshot:
         "have_pods_with_required_anti_affinity_node_info_list",
         "used_pvc_set",
         "generation",
-        "positions",
+        "_positions",
         "shared_generation",
         "_change_log",
         "_change_log_floor",
@@ -42,8 +42,8 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
         self.used_pvc_set: set[str] = set()
         self.generation = 0
-        # Node name -> index in node_info_list (kept by rebuild_lists).
-        self.positions: dict[str, int] = {}
+        # Node name -> index in node_info_list (None: to build on first use, see positions).
+        self._positions: dict[str, int] | None = {}
         # Entries with a generation at or below this are shared with a fork: the cache
         # replaces them (``unshare``) instead of updating them in place.
         self.shared_generation = 0
@@ -94,6 +94,20 @@ class Snapshot:
         snap.image_names = set(holders)
         return snap
 
+    @property
+    def positions(self) -> dict[str, int]:
+        """Node name -> index in node_info_list (built on first use after a list rebuild;
+        never changed in place, so a holder may keep it as a hint for that list)."""
+        pos = self._positions
+        if pos is None:
+            lst = self.node_info_list
+            pos = self._positions = dict(zip(map(_name, lst), range(len(lst)), strict=True))
+        return pos
+
+    @positions.setter
+    def positions(self, value: dict[str, int]) -> None:
+        self._positions = value
+
     def rebuild_lists(
         self, removed: Sequence[NodeInfo] | None = None, affinity: bool = True,
         anti_affinity: bool = True,
@@ -107,7 +121,7 @@ class Snapshot:
         # The same lists the comprehensions give, built at C speed (the node set changes on
         # every node removal, so this runs once per drained node in removable_nodes).
         lst = self.node_info_list
-        self.positions = dict(zip(map(_name, lst), range(len(lst)), strict=True))
+        self._positions = None  # built on first use (a drain's removals may need none)
         if removed is None or affinity or self.have_pods_with_affinity_node_info_list:
             self.have_pods_with_affinity_node_info_list = list(filter(_with_affinity, lst))
         if (
@@ -164,7 +178,7 @@ class Snapshot:
         new.used_pvc_set = set(self.used_pvc_set)
         new.generation = self.generation
         new.shared_generation = mark
-        new.positions = dict(self.positions)
+        new._positions = None if self._positions is None else dict(self._positions)
 
     def unshare(self, name: str, old: NodeInfo) -> NodeInfo:
         """Replace the shared entry ``old`` of ``name`` by a private shallow copy everywhere it
@@ -174,18 +188,21 @@ class Snapshot:
             setattr(new, slot, getattr(old, slot))
         self.node_info_map[name] = new
         lst = self.node_info_list
-        i = self.positions.get(name)
+        pos = self._positions
+        i = None if pos is None else pos.get(name)
         if i is None or i >= len(lst) or lst[i] is not old:
-            i = next((k for k, ni in enumerate(lst) if ni is old), None)
+            try:
+                i = lst.index(old)  # by identity (NodeInfo has no __eq__), at C speed
+            except ValueError:
+                i = None
         if i is not None:
             lst[i] = new
-        at = self.positions.get(name)
         for aff in (
             self.have_pods_with_affinity_node_info_list,
             self.have_pods_with_required_anti_affinity_node_info_list,
         ):
             if aff:
-                k = self._affinity_index(aff, name, at, old)
+                k = self._affinity_index(aff, name, self.positions.get(name), old)
                 if k is not None:
                     aff[k] = new
         return new
