@@ -14,7 +14,7 @@ same NodeInfo and generation are kept.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from operator import attrgetter, is_
+from operator import attrgetter
 from typing import Any
 
 from kschedlib.api.pod import Pod
