@@ -12,6 +12,7 @@ from kschedlib.backend.cache.node_tree import NodeTree
 from kschedlib.framework.types import ImageStateSummary, NodeInfo, PodInfo, next_generation
 
 _CHANGE_LOG_MAX = 1 << 14
+_MAX_SCANS = 8
 _name = attrgetter("name")
 _with_affinity = attrgetter("pods_with_affinity")
 _with_anti_affinity = attrgetter("pods_with_required_anti_affinity")
@@ -29,6 +30,7 @@ class Snapshot:
         "used_pvc_set",
         "generation",
         "_positions",
+        "_scans",
         "shared_generation",
         "_change_log",
         "_change_log_floor",
@@ -44,6 +46,8 @@ class Snapshot:
         self.generation = 0
         # Node name -> index in node_info_list (None: to build on first use, see positions).
         self._positions: dict[str, int] | None = {}
+        # Scans of node_info_list made for want of positions since the last rebuild.
+        self._scans = 0
         # Entries with a generation at or below this are shared with a fork: the cache
         # replaces them (``unshare``) instead of updating them in place.
         self.shared_generation = 0
@@ -122,6 +126,7 @@ class Snapshot:
         # every node removal, so this runs once per drained node in removable_nodes).
         lst = self.node_info_list
         self._positions = None  # built on first use (a drain's removals may need none)
+        self._scans = 0
         if removed is None or affinity or self.have_pods_with_affinity_node_info_list:
             self.have_pods_with_affinity_node_info_list = list(filter(_with_affinity, lst))
         if (
@@ -189,8 +194,11 @@ class Snapshot:
         self.node_info_map[name] = new
         lst = self.node_info_list
         pos = self._positions
+        if pos is None and self._scans >= _MAX_SCANS:
+            pos = self.positions  # many replacements since the rebuild: index them all
         i = None if pos is None else pos.get(name)
         if i is None or i >= len(lst) or lst[i] is not old:
+            self._scans += 1
             try:
                 i = lst.index(old)  # by identity (NodeInfo has no __eq__), at C speed
             except ValueError:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from operator import attrgetter, methodcaller
+from itertools import repeat
+from operator import attrgetter, is_, methodcaller
 from typing import Any
 
 from kschedlib.api.node import Node
@@ -134,7 +135,7 @@ def init_pre_score_state(
     counted = [(counts[i], key) for i, key in enumerate(keys) if key != LABEL_HOSTNAME]
     refs = None if require_all_topologies else list(map(_node_of, filtered_nodes))
     visit: Sequence[NodeInfo] = filtered_nodes
-    if refs is not None and None not in refs:
+    if refs is not None and not any(map(is_, refs, repeat(None))):
         # The loop below without a step per node: every node counts, values first seen first.
         labels_of = list(map(_labels_of, refs))
         for m, key in counted:
@@ -178,7 +179,7 @@ def _init_single(
     key = c.topology_key
     refs: list[Node | None] = list(map(_node_of, filtered_nodes))
     values: list[str | None]
-    if None in refs:
+    if any(map(is_, refs, repeat(None))):  # (by identity: ``in`` would call Node.__eq__)
         values = [None if n is None else n.metadata.labels.get(key) for n in refs]
     else:
         values = list(map(methodcaller("get", key), map(_labels_of, refs)))
