@@ -195,6 +195,11 @@ def _filter_with_table(
     if nominated_names and not rest:
         nominated_table = fwk.nominated_filter_table(state, pod, filters)
         nominated_key = fwk.nominated_filter_keyer(state, pod)
+        if nominated_table is not None:
+            return _filter_node_local_nominated(
+                fwk, state, pod, order, to_find, filters, table, nominated_names,
+                nominated_table, nominated_key,
+            )
     run = fwk.run_filter_plugins
     run_nominated = fwk.run_filter_plugins_with_nominated_pods
     feasible: list[NodeInfo] = []
@@ -246,6 +251,60 @@ def _filter_with_table(
             raise SchedulingError(st.message())
         else:
             failed.append((ni.name, st))
+    return feasible, failed
+
+
+def _filter_node_local_nominated(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    order: Iterable[NodeInfo],
+    to_find: int,
+    filters: list[tuple[str, Any]],
+    table: dict[int, Status | None],
+    nominated_names: Collection[str],
+    nominated_table: dict[int, Any],
+    nominated_key: Any,
+) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
+    """_filter_with_table when every filter is node-local and the two-pass verdicts of
+    nodes with nominated pods are stored too: the same steps in one tight loop."""
+    run = fwk.run_filter_plugins
+    run_nominated = fwk.run_filter_plugins_with_nominated_pods
+    feasible: list[NodeInfo] = []
+    failed: list[tuple[str, Status]] = []
+    add_failed = failed.append
+    get = table.get
+    get_nominated = nominated_table.get
+    missing = _MISSING
+    success = Code.Success
+    error = Code.Error
+    left = to_find
+    for ni in order:
+        name = ni.name
+        if name in nominated_names:
+            key = nominated_key(name)
+            e = get_nominated(ni.generation)
+            if e is not None and e[0] == key:  # identical pod objects compare at once
+                st = e[1]
+            else:
+                st = run_nominated(state, pod, ni, filters)
+                if st is None or st.is_rejected():  # the stored key keeps the pods alive
+                    nominated_table[ni.generation] = (key, st)
+        else:
+            st = get(ni.generation, missing)
+            if st is missing:
+                st = run(state, pod, ni, filters)
+                if st is None or st.is_rejected():  # errors are never stored
+                    table[ni.generation] = st
+        if st is None or st.code == success:
+            if not left:
+                break
+            feasible.append(ni)
+            left -= 1
+        elif st.code == error:
+            raise SchedulingError(st.message())
+        else:
+            add_failed((name, st))
     return feasible, failed
 
 
@@ -438,14 +497,12 @@ class SchedulingAlgorithm:
             feasible, failed = _filter_with_table(
                 fwk, state, pod, order, to_find, filters, k, table, nominated_names
             )
-        put = statuses.set
+        statuses.update(failed)
         add_status = diagnosis.add_plugin_status
-        last: Status | None = None
-        for name, st in failed:
-            put(name, st)
-            if st is not last:  # stored verdicts repeat one Status object: note it once
-                add_status(st)
-                last = st
+        # add_plugin_status reads a status's plugin and code only: once per distinct pair,
+        # in order of first occurrence.
+        for st in {(st.plugin, st.code): st for _, st in failed}.values():
+            add_status(st)
         return feasible
 
     def find_nodes_that_pass_extenders(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from operator import attrgetter
 
 import attrs
 
@@ -10,8 +12,10 @@ from kschedlib.api.pod import Pod
 from kschedlib.errors import KSchedError
 from kschedlib.framework.interface import NodeInfoLister
 from kschedlib.framework.status import Code, Status
+from kschedlib.framework.types import NodeInfo
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+_reasons_of = attrgetter("reasons")
 
 
 class NodeToStatus:
@@ -29,14 +33,31 @@ class NodeToStatus:
     def set(self, node_name: str, status: Status) -> None:
         self._statuses[node_name] = status
 
+    def update(self, pairs: Iterable[tuple[str, Status]]) -> None:
+        """set() for each (node name, status) in order."""
+        self._statuses.update(pairs)
+
     def __len__(self) -> int:
         return len(self._statuses)
+
+    def statuses(self) -> Iterator[Status]:
+        """The explicit statuses, in the order of their nodes."""
+        return iter(self._statuses.values())
 
     def items(self) -> Iterator[tuple[str, Status]]:
         return iter(self._statuses.items())
 
     def explicit(self) -> dict[str, Status]:
         return dict(self._statuses)
+
+    def listed_with_code(self, nodes: Sequence[NodeInfo], code: Code) -> list[NodeInfo]:
+        """The ``nodes`` (with a Node) whose explicit status has ``code``, in their order."""
+        get = self._statuses.get
+        return [
+            ni
+            for ni in nodes
+            if (st := get(ni.name)) is not None and st.code == code and ni.node is not None
+        ]
 
     def nodes_for_status_code(self, lister: NodeInfoLister, code: Code) -> list:  # type: ignore[type-arg]
         """Nodes whose status (explicit or absent) has ``code``, in the lister's order."""
@@ -94,19 +115,15 @@ class FitError(KSchedError):
             msg += f" {d.pre_filter_msg}."
         else:
             histogram: dict[str, int] = {}
-            # Stored verdicts make runs of nodes share one Status object: count runs.
-            run: Status | None = None
-            n = 0
-            for _, st in d.node_to_status.items():
-                if st is run:
-                    n += 1
-                    continue
-                if run is not None:
-                    for r in run.reasons:
-                        histogram[r] = histogram.get(r, 0) + n
-                run, n = st, 1
-            if run is not None:
-                for r in run.reasons:
+            # Count the nodes per tuple of reasons (at C speed), then per reason.
+            try:
+                per_reasons = Counter(map(_reasons_of, d.node_to_status.statuses()))
+            except TypeError:  # reasons given as a list: count node by node
+                per_reasons = Counter()
+                for st in d.node_to_status.statuses():
+                    per_reasons[tuple(st.reasons)] += 1
+            for reasons, n in per_reasons.items():
+                for r in reasons:
                     histogram[r] = histogram.get(r, 0) + n
             absent = self.num_all_nodes - len(d.node_to_status)
             if absent > 0:

@@ -242,8 +242,8 @@ class DefaultPreemption:
     ) -> list[ScoreFunc] | None:
         return None
 
-    def pod_start_time(self, pod: Pod) -> int:
-        return pod_start_time(pod)
+    # The module function itself: the evaluator calls it for every victim it compares.
+    pod_start_time = staticmethod(pod_start_time)
 
     def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
         return pod_priority(victim.pod) < pod_priority(preemptor) and self.is_eligible_pod(

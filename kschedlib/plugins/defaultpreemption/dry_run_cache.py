@@ -124,14 +124,16 @@ class DryRunMemo:
                 out.append((p, level))
         return tuple(out)
 
-    def lookup(self, node_info: NodeInfo, nominated: tuple[Any, ...]) -> Outcome | None:
-        e = self._table.get(node_info.name)
-        if e is None or e[0] != node_info.generation:
-            return None
-        if e[1] != nominated:  # identical pod objects compare equal at once
-            return None
+    def find(self, node_info: NodeInfo) -> tuple[tuple[Any, ...], Outcome | None]:
+        """The node's nominated key, and the outcome stored for the node's generation with
+        that key (a fresh list of victims), or None."""
+        name = node_info.name
+        nominated = self._keyer(name) if self._keyer is not None else self.nominated_key(name)
+        e = self._table.get(name)
+        if e is None or e[0] != node_info.generation or e[1] != nominated:
+            return nominated, None
         victims, num_violations, status = e[2]
-        return list(victims), num_violations, status
+        return nominated, ([*victims] if victims else [], num_violations, status)
 
     def store(self, node_info: NodeInfo, nominated: tuple[Any, ...], outcome: Outcome) -> None:
         victims, num_violations, status = outcome

@@ -151,13 +151,23 @@ class Evaluator:
         if not all_nodes:
             return [], None, "no nodes available"
         lister = self.handle.snapshot_shared_lister().node_infos()
-        potential = m.nodes_for_status_code(lister, Code.Unschedulable)
+        # kube-scheduler ranges over a map here (random order): keep the snapshot's order.
+        node_map = getattr(lister, "node_info_map", None)
+        if (
+            isinstance(m, NodeToStatus)
+            and m.absent_nodes_status.code != Code.Unschedulable
+            and node_map is not None
+            and len(node_map) == len(all_nodes)
+            and lister.list() is all_nodes
+        ):  # every NodeInfo of the snapshot is listed: take them in order at once
+            potential = m.listed_with_code(all_nodes, Code.Unschedulable)
+        else:
+            potential = m.nodes_for_status_code(lister, Code.Unschedulable)
+            order = dict(zip([ni.name for ni in all_nodes], count()))
+            get, last = order.get, len(order)
+            potential = sorted(potential, key=lambda ni: get(ni.name, last))
         if not potential:
             return [], NodeToStatus(), None
-        # kube-scheduler ranges over a map here (random order): keep the snapshot's order.
-        order = dict(zip([ni.name for ni in all_nodes], count()))
-        get, last = order.get, len(order)
-        potential = sorted(potential, key=lambda ni: get(ni.name, last))
         pdbs = self.pod_disruption_budgets()
         offset, num_candidates = self.interface.get_offset_and_num_candidates(len(potential))
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
@@ -192,19 +202,19 @@ class Evaluator:
         select = self.interface.select_victims_on_node
         memo_of = getattr(self.interface, "dry_run_memo", None)
         memo = memo_of(state, pod, pdbs) if memo_of is not None else None
+        success = Code.Success
         for i in range(n):
             node = potential_nodes[(offset + i) % n]
             name = node.name
             if memo is None:
                 pods, num_violations, status = select(state.clone(), pod, node.clone(), pdbs)
             else:
-                nominated = memo.nominated_key(name)
-                got = memo.lookup(node, nominated)
+                nominated, got = memo.find(node)
                 if got is None:
                     got = select(state.clone(), pod, node.clone(), pdbs)
                     memo.store(node, nominated, got)
                 pods, num_violations, status = got
-            if _ok(status) and pods:
+            if (status is None or status.code == success) and pods:
                 c = Candidate(name, Victims(pods, num_violations))
                 bucket = non_violating if num_violations == 0 else violating
                 if len(bucket) < num_candidates:
@@ -282,19 +292,23 @@ class Evaluator:
         candidates = list(nodes_to_victims)
         if not score_funcs:
             score_funcs = self.default_score_funcs(nodes_to_victims)
+            leading = None
+            if type(self).default_score_funcs is Evaluator.default_score_funcs:
+                leading = _leading_by_default_criteria(nodes_to_victims, candidates)
+            if leading is not None:
+                if len(leading) == 1:
+                    return leading[0]
+                candidates = leading
+                score_funcs = score_funcs[4:]  # the start times, on the nodes still tied
         for f in score_funcs:
-            selected: list[str] = []
-            best = MIN_INT64
-            for node in candidates:
-                score = f(node)
-                if score > best:
-                    best = score
-                    selected = []
-                if score == best:
-                    selected.append(node)
-            if len(selected) == 1:
-                return selected[0]
-            candidates = selected
+            scores = list(map(f, candidates))  # in candidate order, as the loop calls them
+            top = max(scores, default=MIN_INT64)
+            if top < MIN_INT64:  # no score reaches the floor: nothing is selected
+                candidates = []
+                continue
+            if scores.count(top) == 1:
+                return candidates[scores.index(top)]
+            candidates = [node for node, score in zip(candidates, scores, strict=True) if score == top]
         return candidates[0]
 
     def default_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc]:
@@ -314,8 +328,25 @@ class Evaluator:
             return -len(nodes_to_victims[node].pods)
 
         def latest_start_time(node: str) -> int:
-            earliest = earliest_pod_start_time(nodes_to_victims[node], start_time)
-            return MIN_INT64 if earliest is None else earliest
+            # earliest_pod_start_time, inlined: the start time calls in the same order.
+            pods = nodes_to_victims[node].pods
+            if not pods:
+                return MIN_INT64
+            first = pods[0]
+            earliest = start_time(first)
+            max_priority = first.spec.priority or 0
+            # The first pod again would not lower ``earliest`` (a pod without a start time
+            # reads a later "now"): the loop starts at the second.
+            for p in pods[1:]:
+                prio = p.spec.priority or 0
+                if prio == max_priority:
+                    t = start_time(p)
+                    if t < earliest:
+                        earliest = t
+                elif prio > max_priority:
+                    max_priority = prio
+                    earliest = start_time(p)
+            return earliest
 
         return [
             min_pdb_violations,
@@ -372,6 +403,32 @@ class Evaluator:
     def _clear_lower_priority_nominations(self, pod: Pod, node_name: str) -> None:
         for other in lower_priority_nominated_pods(self.handle, pod, node_name):
             self.handle.host.clear_nominated_node_name(other)
+
+
+def _leading_by_default_criteria(
+    nodes_to_victims: Mapping[str, Victims], candidates: list[str]
+) -> list[str] | None:
+    """The candidates the first four default criteria (PDB violations, highest priority,
+    priority sum, number of victims) keep, in order: those with the greatest tuple of the
+    four scores, which is what filtering criterion by criterion keeps. The pure criteria are
+    computed in one pass; the start times (which may read the clock) are left to the loop."""
+    offset = _PRIORITY_OFFSET
+    scores = []
+    for node in candidates:
+        v = nodes_to_victims[node]
+        pods = v.pods
+        if not pods:
+            return None  # criterion by criterion (min_highest_priority raises there)
+        prios = [p.spec.priority or 0 for p in pods]
+        scores.append(
+            (-v.num_pdb_violations, -prios[0], -(sum(prios) + offset * len(pods)), -len(pods))
+        )
+    top = max(scores)
+    if min(top) < MIN_INT64:  # below the loop's floor: let the loop decide
+        return None
+    if scores.count(top) == 1:
+        return [candidates[scores.index(top)]]
+    return [node for node, score in zip(candidates, scores, strict=True) if score == top]
 
 
 def lower_priority_nominated_pods(handle: Any, pod: Pod, node_name: str) -> list[Pod]:
