@@ -37,8 +37,11 @@ DEFAULT_MAX_TABLES = 16
 Outcome = tuple[list[Pod], int, "Status | None"]
 """What select_victims_on_node returns: victims, PDB violations, status."""
 
-_Entry = tuple[int, tuple[Any, ...], tuple[tuple[Pod, ...], int, "Status | None"]]
-"""(NodeInfo generation, nominated key, (victims, PDB violations, status))."""
+Stored = tuple[list[Pod], int, "Status | None", Any]
+"""A stored outcome as find gives it back: victims, PDB violations, status, summary."""
+
+_Entry = tuple[int, tuple[Any, ...], tuple[tuple[Pod, ...], int, "Status | None"], Any]
+"""(NodeInfo generation, nominated key, (victims, PDB violations, status), summary)."""
 
 
 class DryRunCache:
@@ -124,18 +127,23 @@ class DryRunMemo:
                 out.append((p, level))
         return tuple(out)
 
-    def find(self, node_info: NodeInfo) -> tuple[tuple[Any, ...], Outcome | None]:
+    def find(self, node_info: NodeInfo) -> tuple[tuple[Any, ...], Stored | None]:
         """The node's nominated key, and the outcome stored for the node's generation with
-        that key (a fresh list of victims), or None."""
+        that key (a fresh list of victims) with the summary stored with it, or None."""
         name = node_info.name
         nominated = self._keyer(name) if self._keyer is not None else self.nominated_key(name)
         e = self._table.get(name)
         if e is None or e[0] != node_info.generation or e[1] != nominated:
             return nominated, None
         victims, num_violations, status = e[2]
-        return nominated, ([*victims] if victims else [], num_violations, status)
+        return nominated, ([*victims] if victims else [], num_violations, status, e[3])
 
-    def store(self, node_info: NodeInfo, nominated: tuple[Any, ...], outcome: Outcome) -> None:
+    def store(
+        self, node_info: NodeInfo, nominated: tuple[Any, ...], outcome: Outcome,
+        summary: Any = None,
+    ) -> None:
+        """Keep ``outcome`` (never an error) and a ``summary`` of it that depends on the
+        victims only, given back by find."""
         victims, num_violations, status = outcome
         if status is not None and status.code == Code.Error:
             return
@@ -143,4 +151,5 @@ class DryRunMemo:
             node_info.generation,
             nominated,
             (tuple(victims), num_violations, status),
+            summary,
         )

@@ -3,6 +3,9 @@ dry-running victim selection, let extenders veto, pick one node, evict its victi
 
 from __future__ import annotations
 
+import datetime as _dt
+import functools
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from itertools import count
 from typing import Any, Protocol
@@ -23,12 +26,19 @@ MIN_INT64 = -(1 << 63)
 _PRIORITY_OFFSET = 1 << 31  # MaxInt32 + 1: makes every priority >= 0 in the sum
 
 
+VictimsSummary = tuple[tuple[int, int, int, int], "int | None"]
+"""The scores of the four pure default criteria (PDB violations, highest priority, priority
+sum, number of victims) and the latest-start score, None when it must be read at pick time."""
+
+
 @attrs.define(slots=True)
 class Victims:
     """The pods to evict on a node (most important first) and how many PDBs that violates."""
 
     pods: list[Pod]
     num_pdb_violations: int = 0
+    summary: VictimsSummary | None = attrs.field(default=None, eq=False, repr=False)
+    """The default criteria's scores of these victims when known (see victims_summary)."""
 
 
 @attrs.define(slots=True)
@@ -203,19 +213,32 @@ class Evaluator:
         memo_of = getattr(self.interface, "dry_run_memo", None)
         memo = memo_of(state, pod, pdbs) if memo_of is not None else None
         success = Code.Success
+        # Summaries are kept with stored outcomes, for the default criteria and start times.
+        summarize = None
+        if (
+            type(self).default_score_funcs is Evaluator.default_score_funcs
+            and getattr(self.interface, "pod_start_time_is_default", False)
+        ):
+            summarize = victims_summary
         for i in range(n):
             node = potential_nodes[(offset + i) % n]
             name = node.name
+            summary = None
             if memo is None:
                 pods, num_violations, status = select(state.clone(), pod, node.clone(), pdbs)
             else:
                 nominated, got = memo.find(node)
                 if got is None:
-                    got = select(state.clone(), pod, node.clone(), pdbs)
-                    memo.store(node, nominated, got)
-                pods, num_violations, status = got
+                    pods, num_violations, status = select(state.clone(), pod, node.clone(), pdbs)
+                    if summarize is not None and pods:
+                        summary = summarize(pods, num_violations)
+                    memo.store(node, nominated, (pods, num_violations, status), summary)
+                else:
+                    pods, num_violations, status, summary = got
+                    if summarize is None:
+                        summary = None
             if (status is None or status.code == success) and pods:
-                c = Candidate(name, Victims(pods, num_violations))
+                c = Candidate(name, Victims(pods, num_violations, summary))
                 bucket = non_violating if num_violations == 0 else violating
                 if len(bucket) < num_candidates:
                     bucket.append(c)
@@ -299,7 +322,8 @@ class Evaluator:
                 if len(leading) == 1:
                     return leading[0]
                 candidates = leading
-                score_funcs = score_funcs[4:]  # the start times, on the nodes still tied
+                # The start times, on the nodes still tied (those summarized, at once).
+                score_funcs = [_summarized_or(score_funcs[4], nodes_to_victims)]
         for f in score_funcs:
             scores = list(map(f, candidates))  # in candidate order, as the loop calls them
             top = max(scores, default=MIN_INT64)
@@ -412,23 +436,82 @@ def _leading_by_default_criteria(
     priority sum, number of victims) keep, in order: those with the greatest tuple of the
     four scores, which is what filtering criterion by criterion keeps. The pure criteria are
     computed in one pass; the start times (which may read the clock) are left to the loop."""
-    offset = _PRIORITY_OFFSET
     scores = []
     for node in candidates:
         v = nodes_to_victims[node]
-        pods = v.pods
-        if not pods:
+        if v.summary is not None:
+            scores.append(v.summary[0])
+            continue
+        if not v.pods:
             return None  # criterion by criterion (min_highest_priority raises there)
-        prios = [p.spec.priority or 0 for p in pods]
-        scores.append(
-            (-v.num_pdb_violations, -prios[0], -(sum(prios) + offset * len(pods)), -len(pods))
-        )
+        scores.append(_pure_criteria(v.pods, v.num_pdb_violations))
     top = max(scores)
     if min(top) < MIN_INT64:  # below the loop's floor: let the loop decide
         return None
     if scores.count(top) == 1:
         return [candidates[scores.index(top)]]
     return [node for node, score in zip(candidates, scores, strict=True) if score == top]
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_NOW_BASE = 1 << 62  # above every real start time, in microseconds since the epoch
+_now_ticks = itertools.count(1)
+
+
+def pod_start_time(pod: Pod) -> int:
+    """GetPodStartTime in microseconds since the epoch. A pod not started yet gets "now":
+    later than any recorded start, and later at every call, as time.Now() is."""
+    st = pod.status.start_time
+    if st is None:
+        return _NOW_BASE + next(_now_ticks)
+    return _micros(st)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _micros(st: _dt.datetime) -> int:
+    """Microseconds since the epoch (naive times are UTC); remembered, as victims' start
+    times are compared again and again."""
+    if st.tzinfo is None:
+        st = st.replace(tzinfo=_dt.timezone.utc)
+    return (st - _EPOCH) // _dt.timedelta(microseconds=1)
+
+
+def _pure_criteria(pods: Sequence[Pod], num_pdb_violations: int) -> tuple[int, int, int, int]:
+    """The scores of the four pure default criteria for non-empty ``pods``."""
+    prios = [p.spec.priority or 0 for p in pods]
+    n = len(pods)
+    return (-num_pdb_violations, -prios[0], -(sum(prios) + _PRIORITY_OFFSET * n), -n)
+
+
+def victims_summary(pods: Sequence[Pod], num_pdb_violations: int) -> VictimsSummary:
+    """The default criteria's scores of non-empty victims: the latest-start score only when
+    every victim has a start time (a pod without one reads the clock, at pick time)."""
+    if any(p.status.start_time is None for p in pods):
+        return _pure_criteria(pods, num_pdb_violations), None
+    return (
+        _pure_criteria(pods, num_pdb_violations),
+        earliest_pod_start_time(Victims(list(pods)), default_start_time),
+    )
+
+
+def default_start_time(pod: Pod) -> int:
+    """DefaultPreemption's pod_start_time for a pod with a start time (microseconds since
+    the epoch); pods without one are never summarized."""
+    st = pod.status.start_time
+    assert st is not None
+    return _micros(st)
+
+
+def _summarized_or(f: ScoreFunc, nodes_to_victims: Mapping[str, Victims]) -> ScoreFunc:
+    """``f``, or the latest-start score stored in the node's victims summary."""
+
+    def score(node: str) -> int:
+        summary = nodes_to_victims[node].summary
+        if summary is not None and summary[1] is not None:
+            return summary[1]
+        return f(node)
+
+    return score
 
 
 def lower_priority_nominated_pods(handle: Any, pod: Pod, node_name: str) -> list[Pod]:
