@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Iterable, Sequence
 from itertools import chain, compress, islice, repeat
-from operator import eq
+from operator import attrgetter, eq, is_, itemgetter
 from typing import Any
 
 import attrs
@@ -64,6 +64,8 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 _MISSING: Any = object()
+_second = itemgetter(1)
+_plugin_and_code = attrgetter("plugin", "code")
 
 # kube-scheduler cancels the search only when it meets one more feasible node than it needs
 # (that one is dropped): nodes rejected after the last needed feasible node are still checked,
@@ -267,7 +269,56 @@ def _filter_node_local_nominated(
     nominated_key: Any,
 ) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
     """_filter_with_table when every filter is node-local and the two-pass verdicts of
-    nodes with nominated pods are stored too: the same steps in one tight loop."""
+    nodes with nominated pods are stored too. Runs of nodes whose stored verdicts are all
+    rejections (what a pod that fits nowhere meets) are looked up a chunk at a time; from the
+    first chunk with anything else, the node-by-node loop decides."""
+    nodes = order if isinstance(order, list) else list(order)
+    failed: list[tuple[str, Status]] = []
+    get = table.get
+    get_nominated = nominated_table.get
+    nominated_at = nominated_names.__contains__
+    missing = _MISSING
+    n = len(nodes)
+    start = 0
+    while start < n:
+        chunk = nodes[start : start + _CHUNK]
+        names = [ni.name for ni in chunk]
+        sts: list[Any] = list(map(get, [ni.generation for ni in chunk], repeat(missing)))
+        for i in compress(range(len(chunk)), map(nominated_at, names)):
+            ni = chunk[i]
+            key = nominated_key(names[i])
+            e = get_nominated(ni.generation)
+            sts[i] = e[1] if e is not None and e[0] == key else missing
+        if any(map(is_, sts, repeat(None))) or any(map(is_, sts, repeat(missing))):
+            break  # a node that fits, or without a stored verdict: node by node from here
+        failed.extend(zip(names, sts, strict=True))
+        start += len(chunk)
+    if start == n:
+        return [], failed
+    feasible, more = _filter_nominated_each(
+        fwk, state, pod, islice(nodes, start, None), to_find, filters, table, nominated_names,
+        nominated_table, nominated_key,
+    )
+    failed.extend(more)
+    return feasible, failed
+
+
+_CHUNK = 128
+
+
+def _filter_nominated_each(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    order: Iterable[NodeInfo],
+    to_find: int,
+    filters: list[tuple[str, Any]],
+    table: dict[int, Status | None],
+    nominated_names: Collection[str],
+    nominated_table: dict[int, Any],
+    nominated_key: Any,
+) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
+    """_filter_node_local_nominated node by node."""
     run = fwk.run_filter_plugins
     run_nominated = fwk.run_filter_plugins_with_nominated_pods
     feasible: list[NodeInfo] = []
@@ -501,7 +552,8 @@ class SchedulingAlgorithm:
         add_status = diagnosis.add_plugin_status
         # add_plugin_status reads a status's plugin and code only: once per distinct pair,
         # in order of first occurrence.
-        for st in {(st.plugin, st.code): st for _, st in failed}.values():
+        sts = list(map(_second, failed))
+        for st in dict(zip(map(_plugin_and_code, sts), sts, strict=True)).values():
             add_status(st)
         return feasible
 
