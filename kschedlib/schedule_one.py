@@ -269,14 +269,17 @@ def _filter_node_local_nominated(
     nominated_key: Any,
 ) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
     """_filter_with_table when every filter is node-local and the two-pass verdicts of
-    nodes with nominated pods are stored too. Runs of nodes whose stored verdicts are all
-    rejections (what a pod that fits nowhere meets) are looked up a chunk at a time; from the
-    first chunk with anything else, the node-by-node loop decides."""
+    nodes with nominated pods are stored too. Nodes are looked up a chunk at a time while
+    their verdicts are rejections (what a pod that fits nowhere meets; verdicts not stored
+    are computed in order); from the first node with another verdict, the node-by-node loop
+    decides."""
     nodes = order if isinstance(order, list) else list(order)
     failed: list[tuple[str, Status]] = []
     get = table.get
     get_nominated = nominated_table.get
     nominated_at = nominated_names.__contains__
+    run = fwk.run_filter_plugins
+    run_nominated = fwk.run_filter_plugins_with_nominated_pods
     missing = _MISSING
     n = len(nodes)
     start = 0
@@ -284,23 +287,56 @@ def _filter_node_local_nominated(
         chunk = nodes[start : start + _CHUNK]
         names = [ni.name for ni in chunk]
         sts: list[Any] = list(map(get, [ni.generation for ni in chunk], repeat(missing)))
+        keys: dict[int, Any] = {}
         for i in compress(range(len(chunk)), map(nominated_at, names)):
             ni = chunk[i]
-            key = nominated_key(names[i])
+            key = keys[i] = nominated_key(names[i])
             e = get_nominated(ni.generation)
             sts[i] = e[1] if e is not None and e[0] == key else missing
-        if any(map(is_, sts, repeat(None))) or any(map(is_, sts, repeat(missing))):
-            break  # a node that fits, or without a stored verdict: node by node from here
-        failed.extend(zip(names, sts, strict=True))
-        start += len(chunk)
-    if start == n:
-        return [], failed
-    feasible, more = _filter_nominated_each(
-        fwk, state, pod, islice(nodes, start, None), to_find, filters, table, nominated_names,
-        nominated_table, nominated_key,
-    )
-    failed.extend(more)
-    return feasible, failed
+        try:  # the first node that fits by its stored verdict
+            stop = list(map(is_, sts, repeat(None))).index(True)
+        except ValueError:
+            stop = len(chunk)
+        for i in compress(range(stop), map(is_, sts, repeat(missing))):  # in order
+            ni = chunk[i]
+            if i in keys:
+                key = keys[i]
+                st = run_nominated(state, pod, ni, filters)
+                if st is None or st.is_rejected():  # the stored key keeps the pods alive
+                    nominated_table[ni.generation] = (key, st)
+            else:
+                st = run(state, pod, ni, filters)
+                if st is None or st.is_rejected():  # errors are never stored
+                    table[ni.generation] = st
+            sts[i] = st
+            if st is None or not st.is_rejected():
+                stop = i
+                break
+        if stop == len(chunk):
+            failed.extend(zip(names, sts, strict=True))
+            start += stop
+            continue
+        failed.extend(zip(names[:stop], sts[:stop], strict=True))
+        # The node at ``stop`` as the loop takes it, then the loop from the next one.
+        st, ni = sts[stop], chunk[stop]
+        feasible: list[NodeInfo] = []
+        left = to_find
+        if st is None or st.code == Code.Success:
+            if not left:
+                return feasible, failed
+            feasible.append(ni)
+            left -= 1
+        elif st.code == Code.Error:
+            raise SchedulingError(st.message())
+        else:
+            failed.append((ni.name, st))
+        feasible, more = _filter_nominated_each(
+            fwk, state, pod, islice(nodes, start + stop + 1, None), left, filters, table,
+            nominated_names, nominated_table, nominated_key, feasible,
+        )
+        failed.extend(more)
+        return feasible, failed
+    return [], failed
 
 
 _CHUNK = 128
@@ -317,11 +353,12 @@ def _filter_nominated_each(
     nominated_names: Collection[str],
     nominated_table: dict[int, Any],
     nominated_key: Any,
+    feasible: list[NodeInfo],
 ) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
-    """_filter_node_local_nominated node by node."""
+    """_filter_node_local_nominated node by node, adding to ``feasible`` (``to_find``
+    more to find)."""
     run = fwk.run_filter_plugins
     run_nominated = fwk.run_filter_plugins_with_nominated_pods
-    feasible: list[NodeInfo] = []
     failed: list[tuple[str, Status]] = []
     add_failed = failed.append
     get = table.get
