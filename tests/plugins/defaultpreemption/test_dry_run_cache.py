@@ -294,7 +294,9 @@ class _Checked:
             nominated, found[node_info.name] = find(memo, node_info)
             return nominated, None  # recompute
 
-        def checked_store(memo: DryRunMemo, node_info: Any, nominated: Any, outcome: Any) -> None:
+        def checked_store(
+            memo: DryRunMemo, node_info: Any, nominated: Any, outcome: Any, summary: Any = None
+        ) -> None:
             got = found.pop(node_info.name)
             if got is not None:
                 self.hits += 1
@@ -305,10 +307,11 @@ class _Checked:
                     and got[1] == num
                     and got[2] == status
                     and (got[2] and got[2].plugin) == (status and status.plugin)
+                    and got[3] == summary
                 )
                 if not same:  # recorded: the scheduler turns exceptions into Error attempts
                     self.mismatches.append((node_info.name, got, outcome))
-            store(memo, node_info, nominated, outcome)
+            store(memo, node_info, nominated, outcome, summary)
 
         DryRunMemo.find = checked_find  # type: ignore[method-assign]
         DryRunMemo.store = checked_store  # type: ignore[method-assign]
