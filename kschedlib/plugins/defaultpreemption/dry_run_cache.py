@@ -91,7 +91,12 @@ class DryRunCache:
         table: dict[str, _Entry] = self._tables.table(key)
         keyer = getattr(handle, "nominated_filter_keyer", None)
         if keyer is not None:
-            return DryRunMemo(table, prio, pod.uid, None, keyer(state, pod))
+            names_of = getattr(handle, "nominated_node_names", None)
+            names = names_of() if names_of is not None else None
+            return DryRunMemo(
+                table, prio, pod.uid, None, keyer(state, pod),
+                None if names is None else names.__contains__,
+            )
         copies = nominator.nominated_pods_for_node
 
         def keys(node_name: str) -> list[tuple[Pod, bool]]:
@@ -103,17 +108,19 @@ class DryRunCache:
 class DryRunMemo:
     """Stored dry-run outcomes for one preemption attempt's preemptor."""
 
-    __slots__ = ("_table", "_prio", "_uid", "_nominated_for", "_keyer")
+    __slots__ = ("_table", "_prio", "_uid", "_nominated_for", "_keyer", "_nominated_at")
 
     def __init__(
         self, table: dict[str, _Entry], prio: int, uid: str, nominated_for: Any,
-        keyer: Any = None,
+        keyer: Any = None, nominated_at: Any = None,
     ) -> None:
         self._table = table
         self._prio = prio
         self._uid = uid
         self._nominated_for = nominated_for
         self._keyer = keyer
+        # node name -> whether any pod is nominated there (the keyer gives () elsewhere)
+        self._nominated_at = nominated_at
 
     def nominated_key(self, node_name: str) -> tuple[Any, ...]:
         """The pods nominated to the node that the filter counts as running (identity and
@@ -131,7 +138,13 @@ class DryRunMemo:
         """The node's nominated key, and the outcome stored for the node's generation with
         that key (a fresh list of victims) with the summary stored with it, or None."""
         name = node_info.name
-        nominated = self._keyer(name) if self._keyer is not None else self.nominated_key(name)
+        keyer = self._keyer
+        if keyer is None:
+            nominated = self.nominated_key(name)
+        elif self._nominated_at is None or self._nominated_at(name):
+            nominated = keyer(name)
+        else:
+            nominated = ()
         e = self._table.get(name)
         if e is None or e[0] != node_info.generation or e[1] != nominated:
             return nominated, None
