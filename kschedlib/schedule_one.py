@@ -66,11 +66,25 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 _MISSING: Any = object()
 _second = itemgetter(1)
 _plugin_and_code = attrgetter("plugin", "code")
+_plugin_of = attrgetter("plugin")
+_code_of = attrgetter("code")
 
 # kube-scheduler cancels the search only when it meets one more feasible node than it needs
 # (that one is dropped): nodes rejected after the last needed feasible node are still checked,
 # recorded in the diagnosis and counted into the next start index. The three loops below keep
 # that rule; they differ only in what they may reuse.
+
+
+def note_plugin_statuses(diagnosis: Diagnosis, failed: Sequence[tuple[str, Status]]) -> None:
+    """add_plugin_status for each failed node's status: it reads a status's plugin and code
+    only, so once per distinct pair, in order of first occurrence (at C speed)."""
+    add_status = diagnosis.add_plugin_status
+    sts = list(map(_second, failed))
+    if len(dict.fromkeys(map(_plugin_of, sts))) == 1 == len(dict.fromkeys(map(_code_of, sts))):
+        add_status(sts[0])  # one plugin, one code (a pod that fits nowhere, commonly)
+        return
+    for st in dict(zip(map(_plugin_and_code, sts), sts, strict=True)).values():
+        add_status(st)
 
 
 def _filter_each(
@@ -586,12 +600,7 @@ class SchedulingAlgorithm:
                 fwk, state, pod, order, to_find, filters, k, table, nominated_names
             )
         statuses.update(failed)
-        add_status = diagnosis.add_plugin_status
-        # add_plugin_status reads a status's plugin and code only: once per distinct pair,
-        # in order of first occurrence.
-        sts = list(map(_second, failed))
-        for st in dict(zip(map(_plugin_and_code, sts), sts, strict=True)).values():
-            add_status(st)
+        note_plugin_statuses(diagnosis, failed)
         return feasible
 
     def find_nodes_that_pass_extenders(

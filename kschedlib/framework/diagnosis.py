@@ -117,7 +117,11 @@ class FitError(KSchedError):
             histogram: dict[str, int] = {}
             # Count the nodes per tuple of reasons (at C speed), then per reason.
             try:
-                per_reasons = Counter(map(_reasons_of, d.node_to_status.statuses()))
+                listed = list(map(_reasons_of, d.node_to_status.statuses()))
+                if listed and listed.count(listed[0]) == len(listed):  # one verdict (common)
+                    per_reasons = Counter({listed[0]: len(listed)})
+                else:
+                    per_reasons = Counter(listed)
             except TypeError:  # reasons given as a list: count node by node
                 per_reasons = Counter()
                 for st in d.node_to_status.statuses():

@@ -199,3 +199,54 @@ def test_candidate_nodes_in_snapshot_order(codes: list[str], rnd: Any) -> None:
     sorted_ = sorted(m.nodes_for_status_code(snap, Code.Unschedulable),
                      key=lambda ni: position[ni.name])
     assert m.listed_with_code(nodes, Code.Unschedulable) == sorted_
+
+
+# --- the FailedScheduling message ----------------------------------------------------------
+
+def _reference_message(num_nodes: int, m: NodeToStatus) -> str:
+    """The histogram of reasons counted node by node."""
+    histogram: dict[str, int] = {}
+    for _, st_ in m.items():
+        for r in st_.reasons:
+            histogram[r] = histogram.get(r, 0) + 1
+    absent = num_nodes - len(m)
+    if absent > 0:
+        for r in m.absent_nodes_status.reasons:
+            histogram[r] = histogram.get(r, 0) + absent
+    parts = sorted(f"{n} {r}" for r, n in histogram.items())
+    return f"0/{num_nodes} nodes are available:" + (" " + ", ".join(parts) + "." if parts else "")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "Insufficient cpu"]), max_size=3),
+                max_size=10),
+       st.integers(0, 3), st.booleans())
+def test_fit_error_message_counts_every_node(
+    reasons: list[list[str]], absent: int, as_list: bool
+) -> None:
+    from kschedlib.framework.diagnosis import Diagnosis, FitError
+
+    m = NodeToStatus()
+    for i, rs in enumerate(reasons):
+        m.set(f"n{i}", Status(Code.Unschedulable, rs if as_list else tuple(rs)))  # type: ignore[arg-type]
+    d = Diagnosis(node_to_status=m)
+    got = FitError(_victim(0, 0, None), len(reasons) + absent, d).message()
+    assert got == _reference_message(len(reasons) + absent, m)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "A", "B"]),
+                          st.sampled_from([Code.Unschedulable, Code.Pending, Code.Skip,
+                                           Code.UnschedulableAndUnresolvable])),
+                max_size=8))
+def test_plugin_statuses_noted_as_node_by_node(pairs: list[tuple[str, Code]]) -> None:
+    from kschedlib.framework.diagnosis import Diagnosis
+    from kschedlib.schedule_one import note_plugin_statuses
+
+    failed = [(f"n{i}", Status(code, ("r",), plugin)) for i, (plugin, code) in enumerate(pairs)]
+    fast, slow = Diagnosis(), Diagnosis()
+    note_plugin_statuses(fast, failed)
+    for _, st_ in failed:
+        slow.add_plugin_status(st_)
+    assert (list(fast.unschedulable_plugins), list(fast.pending_plugins)) == (
+        list(slow.unschedulable_plugins), list(slow.pending_plugins))
