@@ -7,7 +7,7 @@ import datetime as _dt
 import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from itertools import count
+from itertools import chain, count, islice
 from typing import Any, Protocol
 
 import attrs
@@ -220,18 +220,22 @@ class Evaluator:
             and getattr(self.interface, "pod_start_time_is_default", False)
         ):
             summarize = victims_summary
-        for i in range(n):
-            node = potential_nodes[(offset + i) % n]
+        find = memo.find if memo is not None else None
+        error = Code.Error
+        failed: list[tuple[str, Status]] = []  # into ``statuses`` at the end, in order
+        start = offset % n if n else 0
+        for node in chain(islice(potential_nodes, start, None), islice(potential_nodes, start)):
             name = node.name
             summary = None
-            if memo is None:
+            if find is None:
                 pods, num_violations, status = select(state.clone(), pod, node.clone(), pdbs)
             else:
-                nominated, got = memo.find(node)
+                nominated, got = find(node)
                 if got is None:
                     pods, num_violations, status = select(state.clone(), pod, node.clone(), pdbs)
                     if summarize is not None and pods:
                         summary = summarize(pods, num_violations)
+                    assert memo is not None
                     memo.store(node, nominated, (pods, num_violations, status), summary)
                 else:
                     pods, num_violations, status, summary = got
@@ -245,11 +249,12 @@ class Evaluator:
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
                     break
                 continue
-            if status is None or status.code == Code.Success:
+            if status is None or status.code == success:
                 status = Status.error(f'expected at least one victim pod on node "{name}"')
-            if status.code == Code.Error:
+            if status.code == error:
                 errors.append(status.message())
-            statuses.set(name, status)
+            failed.append((name, status))
+        statuses.update(failed)
         err = aggregate_error_message(errors) if errors else None
         return non_violating + violating, statuses, err
 
