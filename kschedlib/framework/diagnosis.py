@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from operator import attrgetter
+from itertools import chain, compress
+from operator import is_not
 
 import attrs
 
@@ -15,16 +15,22 @@ from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import NodeInfo
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
-_reasons_of = attrgetter("reasons")
+
+
+def run_heads(statuses: list[Status]) -> list[Status]:
+    """The first Status of each run of one object in ``statuses`` (at C speed)."""
+    return list(compress(statuses, map(is_not, statuses, chain((None,), statuses))))
 
 
 class NodeToStatus:
     """Filter verdicts per node; nodes not listed get ``absent_nodes_status``."""
 
-    __slots__ = ("_statuses", "absent_nodes_status")
+    __slots__ = ("_codes", "_statuses", "absent_nodes_status")
 
     def __init__(self) -> None:
         self._statuses: dict[str, Status] = {}
+        self._codes: set[Code] = set()
+        """Every code ever set (a superset of those listed): a code not in it is nowhere."""
         self.absent_nodes_status: Status = Status(Code.UnschedulableAndUnresolvable)
 
     def get(self, node_name: str) -> Status:
@@ -32,20 +38,26 @@ class NodeToStatus:
 
     def set(self, node_name: str, status: Status) -> None:
         self._statuses[node_name] = status
+        self._codes.add(status.code)
 
-    def update(self, pairs: Iterable[tuple[str, Status]]) -> None:
-        """set() for each (node name, status) in order."""
-        self._statuses.update(pairs)
+    def set_all(self, names: Iterable[str], statuses: list[Status]) -> list[Status]:
+        """``set`` for each node name and status, in order. Returns the first Status of each
+        run of one object (stored verdicts are shared objects: every distinct one is there,
+        a few times at most)."""
+        self._statuses.update(zip(names, statuses, strict=True))  # zip reuses its pair
+        heads = run_heads(statuses)
+        self._codes.update([st.code for st in heads])
+        return heads
 
     def __len__(self) -> int:
         return len(self._statuses)
 
-    def statuses(self) -> Iterator[Status]:
-        """The explicit statuses, in the order of their nodes."""
-        return iter(self._statuses.values())
-
     def items(self) -> Iterator[tuple[str, Status]]:
         return iter(self._statuses.items())
+
+    def values(self) -> list[Status]:
+        """The listed statuses, in the order their nodes were first set."""
+        return list(self._statuses.values())
 
     def explicit(self) -> dict[str, Status]:
         return dict(self._statuses)
@@ -63,6 +75,8 @@ class NodeToStatus:
         """Nodes whose status (explicit or absent) has ``code``, in the lister's order."""
         if self.absent_nodes_status.code == code:
             return [n for n in lister.list() if self.get(n.name).code == code]
+        if code not in self._codes:
+            return []  # no listed node has it (a pod that fits nowhere, preemption or not)
         out = []
         node_map = getattr(lister, "node_info_map", None)
         for name, st in self._statuses.items():
@@ -115,19 +129,14 @@ class FitError(KSchedError):
             msg += f" {d.pre_filter_msg}."
         else:
             histogram: dict[str, int] = {}
-            # Count the nodes per tuple of reasons (at C speed), then per reason.
-            try:
-                listed = list(map(_reasons_of, d.node_to_status.statuses()))
-                if listed and listed.count(listed[0]) == len(listed):  # one verdict (common)
-                    per_reasons = Counter({listed[0]: len(listed)})
-                else:
-                    per_reasons = Counter(listed)
-            except TypeError:  # reasons given as a list: count node by node
-                per_reasons = Counter()
-                for st in d.node_to_status.statuses():
-                    per_reasons[tuple(st.reasons)] += 1
-            for reasons, n in per_reasons.items():
-                for r in reasons:
+            # Stored verdicts make runs of nodes share one Status object: count runs.
+            statuses = d.node_to_status.values()
+            new_run = list(map(is_not, statuses, chain((None,), statuses)))
+            starts = list(compress(range(len(statuses)), new_run))
+            starts.append(len(statuses))
+            for i, st in enumerate(compress(statuses, new_run)):
+                n = starts[i + 1] - starts[i]
+                for r in st.reasons:
                     histogram[r] = histogram.get(r, 0) + n
             absent = self.num_all_nodes - len(d.node_to_status)
             if absent > 0:

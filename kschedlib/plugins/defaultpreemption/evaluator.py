@@ -254,7 +254,7 @@ class Evaluator:
             if status.code == error:
                 errors.append(status.message())
             failed.append((name, status))
-        statuses.update(failed)
+        statuses.set_all([name for name, _ in failed], [st for _, st in failed])
         err = aggregate_error_message(errors) if errors else None
         return non_violating + violating, statuses, err
 

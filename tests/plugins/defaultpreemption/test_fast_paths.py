@@ -18,6 +18,7 @@ from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.defaultpreemption.evaluator import Evaluator, Victims, victims_summary
 from kschedlib.schedule_one import (
+    Rejections,
     SchedulingError,
     _filter_node_local_nominated,
     _filter_nominated_each,
@@ -107,7 +108,10 @@ def _run_filter(case: dict[str, Any], chunked: bool) -> Any:
             got: Any = _filter_node_local_nominated(*args)  # type: ignore[arg-type]
         else:
             got = _filter_nominated_each(*args, [])  # type: ignore[arg-type]
-        out: Any = ([ni.name for ni in got[0]], got[1])
+        failed = got[1]
+        if isinstance(failed, Rejections):  # every node rejected, as two lists
+            failed = [(ni.name, st_) for ni, st_ in zip(failed.nodes, failed.statuses, strict=True)]
+        out: Any = ([ni.name for ni in got[0]], failed)
     except SchedulingError as exc:
         out = ("error", str(exc))
     name_of = {ni.generation: ni.name for ni in nodes}  # generations differ from run to run
@@ -232,21 +236,3 @@ def test_fit_error_message_counts_every_node(
     d = Diagnosis(node_to_status=m)
     got = FitError(_victim(0, 0, None), len(reasons) + absent, d).message()
     assert got == _reference_message(len(reasons) + absent, m)
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["", "A", "B"]),
-                          st.sampled_from([Code.Unschedulable, Code.Pending, Code.Skip,
-                                           Code.UnschedulableAndUnresolvable])),
-                max_size=8))
-def test_plugin_statuses_noted_as_node_by_node(pairs: list[tuple[str, Code]]) -> None:
-    from kschedlib.framework.diagnosis import Diagnosis
-    from kschedlib.schedule_one import note_plugin_statuses
-
-    failed = [(f"n{i}", Status(code, ("r",), plugin)) for i, (plugin, code) in enumerate(pairs)]
-    fast, slow = Diagnosis(), Diagnosis()
-    note_plugin_statuses(fast, failed)
-    for _, st_ in failed:
-        slow.add_plugin_status(st_)
-    assert (list(fast.unschedulable_plugins), list(fast.pending_plugins)) == (
-        list(slow.unschedulable_plugins), list(slow.pending_plugins))
