@@ -1,0 +1,147 @@
+"""Verdicts of PodTopologySpread and InterPodAffinity kept per tuple of topology values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kschedlib.api.pod import Pod
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.status import Code
+from kschedlib.plugins.interpodaffinity.filtering import PreFilterState as AffinityPreFilterState
+from kschedlib.plugins.podtopologyspread.filtering import PreFilterState as SpreadPreFilterState
+from kschedlib.whatif.capacity.common import SMALL
+
+
+def topology_keys(state: CycleState, names: list[str]) -> tuple[str, ...] | None:
+    """The node label keys the signature filters read, None when a state is unknown."""
+    keys: set[str] = set()
+    for name in names:
+        s = state.get("PreFilter" + name)
+        if name == "PodTopologySpread" and isinstance(s, SpreadPreFilterState):
+            keys.update(c.topology_key for c in s.constraints)
+        elif name == "InterPodAffinity" and isinstance(s, AffinityPreFilterState):
+            keys.update(t.topology_key for t in s.required_affinity_terms)
+            keys.update(t.topology_key for t in s.required_anti_affinity_terms)
+            keys.update(s.existing_anti_affinity_counts)
+            keys.update(s.affinity_counts)
+            keys.update(s.anti_affinity_counts)
+        else:
+            return None
+    return tuple(sorted(keys))
+
+
+def global_fingerprint(state: CycleState, names: list[str]) -> tuple[Any, ...]:
+    """What the signature filters read beyond the counts of a node's own topology pairs:
+    the spread constraints' limits (from the global minimum), and which keys the affinity
+    counters hold and whether any pod matches the affinity terms."""
+    out: list[Any] = []
+    for name in names:
+        s = state.get("PreFilter" + name)
+        if isinstance(s, SpreadPreFilterState):
+            out.append(tuple(limit for _k, _c, limit in s.checks))
+        elif isinstance(s, AffinityPreFilterState):
+            out.append((
+                not s.affinity_counts, s.self_affine,
+                tuple(sorted(s.affinity_counts)), tuple(sorted(s.anti_affinity_counts)),
+                tuple(sorted(s.existing_anti_affinity_counts)),
+            ))
+    return tuple(out)
+
+
+class Signatures:
+    """Verdicts of the signature filters per distinct tuple of topology values."""
+
+    def __init__(self) -> None:
+        self.keys: tuple[str, ...] | None = None
+        self.code = b""
+        self.rep: list[int] = []
+        self.members: list[list[int]] = []
+        self.by_pair: dict[tuple[str, str], list[int]] = {}
+        self.verdict = bytearray()
+        self.ok = bytearray()
+        self.fingerprint: tuple[Any, ...] | None = None
+        self.touched: list[Any] = []
+        self.unsupported = False
+
+    def _build(self, nodes: list[Any], keys: tuple[str, ...]) -> None:
+        index: dict[tuple[str | None, ...], int] = {}
+        sig_of: list[int] = []
+        self.rep, self.members, self.by_pair = [], [], {}
+        for p, ni in enumerate(nodes):
+            labels = ni.node.metadata.labels if ni.node is not None else {}
+            sig = tuple(labels.get(k) for k in keys)
+            sid = index.get(sig)
+            if sid is None:
+                sid = index[sig] = len(self.rep)
+                self.rep.append(p)
+                self.members.append([])
+                for k, v in zip(keys, sig, strict=True):
+                    if v is not None:
+                        self.by_pair.setdefault((k, v), []).append(sid)
+            sig_of.append(sid)
+            self.members[sid].append(p)
+        self.keys = keys
+        self.code = bytes(sig_of) if len(self.rep) <= SMALL else b""
+        self.verdict = bytearray(len(self.rep))
+        self.ok = bytearray(len(nodes))
+        self.fingerprint = None
+
+    def allowed(
+        self, state: CycleState, pod: Pod, nodes: list[Any], filters: list[tuple[str, Any]]
+    ) -> bytes | bytearray | None:
+        """One byte per position: 1 where the signature filters pass; None to take the
+        ordinary path (``unsupported`` set when that will not change)."""
+        names = [name for name, _fn in filters]
+        keys = topology_keys(state, names)
+        if keys is None:
+            self.unsupported = True
+            return None
+        fingerprint = global_fingerprint(state, names)
+        if keys != self.keys:
+            self._build(nodes, keys)
+        if fingerprint != self.fingerprint:
+            todo: Any = range(len(self.rep))
+        else:
+            dirty: set[int] = set()
+            for ni in self.touched:
+                labels = ni.node.metadata.labels if ni.node is not None else {}
+                for k in keys:
+                    v = labels.get(k)
+                    if v is not None:
+                        dirty.update(self.by_pair.get((k, v), ()))
+            todo = dirty
+        self.touched = []
+        self.fingerprint = fingerprint
+        run = self.run_filters
+        verdict, members, ok, rep = self.verdict, self.members, self.ok, self.rep
+        small = bool(self.code)
+        for sid in todo:
+            good = run(state, pod, nodes[rep[sid]], filters)
+            if good is None:
+                self.fingerprint = None  # recompute every signature next time
+                return None
+            if good != verdict[sid]:
+                verdict[sid] = good
+                if not small:
+                    for p in members[sid]:
+                        ok[p] = good
+        if small:
+            return self.code.translate(bytes(verdict) + bytes(256 - len(verdict)))
+        return ok
+
+    @staticmethod
+    def run_filters(
+        state: CycleState, pod: Pod, ni: Any, filters: list[tuple[str, Any]]
+    ) -> int | None:
+        for _name, fn in filters:
+            try:
+                st = fn(state, pod, ni)
+            except Exception:
+                return None  # the ordinary path reports the plugin's error
+            if st is not None and st.code != Code.Success:
+                if not st.is_rejected():
+                    return None
+                return 0
+        return 1
+
+
