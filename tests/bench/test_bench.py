@@ -94,5 +94,5 @@ def test_whatif_prints_one_line_per_target(tmp_path: Path, capsys: Any) -> None:
         "whatif capacity (topology spread)", "whatif capacity (pod anti-affinity)"]
     # The pods were given a ReplicaSet, so the least utilized nodes can go.
     assert "6 candidates (" in lines[2] and "(0 removable)" not in lines[2]
-    assert "20 replicas (19 batched)" in lines[3]
-    assert "6 replicas (5 batched)" in lines[4]  # one per node (hostname anti-affinity)
+    assert "20 replicas (20 batched)" in lines[3]
+    assert "6 replicas (6 batched)" in lines[4]  # one per node (hostname anti-affinity)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from itertools import chain, compress, islice
+from itertools import chain, compress, count, islice
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -61,11 +61,14 @@ class FastPath:
         self.nodes: list[Any] | None = None
         self.pos: dict[str, int] = {}
         self.loc = bytearray()
+        self.loc_changed: list[int] | None = None
+        """Positions whose node-local verdict changed since the mask was combined (None: any)."""
         self.unscored: set[int] = set()
         self.tot: list[int] = []
         self.ext_seen: list[set[int]] = []
         self.cols: list[list[int]] = []
         self.score_order: tuple[str, ...] = ()
+        self.plan: ScorePlan | None = None
         self.filter_order: tuple[str, ...] = ()
         self.seen_generation = -1
         self.sigs = Signatures()
@@ -152,21 +155,22 @@ class FastPath:
             self.unscored = set(range(n))
             self.tot = [0] * n
             self.cols = []
+            self.plan = None
             self.sigs = Signatures()
         else:
             dirty = cache.changed_since(self.seen_generation)
         self.seen_generation = cache.latest_generation()
         if not self._refresh(state, pod, nodes, dirty):
+            self.nodes = None  # some changed nodes were not refreshed: all of them next time
             return None
         mask: bytes | bytearray = self.loc
         if self.other_filters:
-            allowed = self.sigs.allowed(state, pod, nodes, self.other_filters)
-            if allowed is None:
-                self.disabled = self.sigs.unsupported
+            sigs = self.sigs
+            if not sigs.update(state, pod, nodes, self.other_filters):
+                self.disabled = sigs.unsupported
                 return None
-            mask = (int.from_bytes(mask, "little") & int.from_bytes(allowed, "little")).to_bytes(
-                n, "little"
-            )
+            mask = sigs.mask(self.loc, self.loc_changed)
+        self.loc_changed = []
         m = mask.count(1)
         if m == 0:
             return None  # the ordinary path reports the FitError
@@ -196,7 +200,7 @@ class FastPath:
         if len(window) == 1:
             host = str(nodes[window[0]].name)
         else:
-            chosen = self._score_and_select(state, pod, nodes, window, reuse)
+            chosen = self._score_and_select(state, pod, nodes, window, reuse, mask)
             if chosen is None:
                 return None
             host = chosen
@@ -219,6 +223,10 @@ class FastPath:
         )
         loc, unscored, pos = self.loc, self.unscored, self.pos
         targets = range(len(nodes)) if dirty is None else [pos[d] for d in dirty if d in pos]
+        if dirty is None:
+            self.loc_changed = None
+        elif self.loc_changed is not None:
+            self.loc_changed.extend(targets)
         for p in targets:
             ni = nodes[p]
             if filters:
@@ -254,8 +262,30 @@ class FastPath:
                 return False
         return True
 
+    def _plan(self, state: CycleState, n: int) -> ScorePlan | None:
+        """The score plugins that run for this replica, their weights and extensions (kept
+        while the skipped set is the same); None when one is not node-local."""
+        skip = frozenset(state.skip_score_plugins)
+        plan = self.plan
+        if plan is not None and plan.skip == skip:
+            return plan
+        plugins = [pl for pl in self.fwk.score_plugins if pl.name not in skip]
+        for pl in plugins:
+            if pl.name not in NODE_LOCAL_PLUGINS:
+                self.disabled = True
+                return None
+        plan = self.plan = ScorePlan(skip, plugins, self.fwk.score_weights)
+        order = tuple(pl.name for pl in plugins)
+        if order != self.score_order or len(self.cols) != len(plan.normalized):
+            self.score_order = order
+            self.unscored = set(range(n))
+            self.ext_seen = [set() for _ in plan.normalized]
+            self.cols = [[0] * n for _ in plan.normalized]
+        return plan
+
     def _score_and_select(
-        self, state: CycleState, pod: Pod, nodes: list[Any], feasible: list[int], reuse: bool
+        self, state: CycleState, pod: Pod, nodes: list[Any], feasible: list[int], reuse: bool,
+        mask: bytes | bytearray,
     ) -> str | None:
         fwk, alg = self.fwk, self.fork.algorithm
         k = len(feasible)
@@ -278,31 +308,25 @@ class FastPath:
                 if not reuse and self._prescore_stable(state):
                     written = {k: v for k, v in state.items() if before.get(k, GONE) is not v}
                     self.prescore_kept = (written, frozenset(state.skip_score_plugins))
-            skip = state.skip_score_plugins
-            plugins = [pl for pl in fwk.score_plugins if pl.name not in skip]
-            for pl in plugins:
-                if pl.name not in NODE_LOCAL_PLUGINS:
-                    self.disabled = True
-                    return None
+            plan = self._plan(state, len(nodes))
+            if plan is None:
+                return None
             self.prescored = reuse
-            order = tuple(pl.name for pl in plugins)
-            if order != self.score_order:
-                self.score_order = order
-                self.unscored = set(range(len(nodes)))
-            weights = [fwk.score_weights[pl.name] for pl in plugins]
-            exts = [pl.score_extensions() for pl in plugins]
-            plain = [j for j, e in enumerate(exts) if e is None]
-            normalized = [j for j, e in enumerate(exts) if e is not None]
-            if len(self.ext_seen) != len(normalized) or len(self.cols) != len(normalized):
-                self.ext_seen = [set() for _ in normalized]
-                self.cols = [[0] * len(nodes) for _ in normalized]
-                self.unscored = set(range(len(nodes)))
+            weights, plain, normalized = plan.weights, plan.plain, plan.normalized
             ext_seen, cols = self.ext_seen, self.cols
             tot = self.tot
             unscored = self.unscored
             if unscored:
-                todo = unscored.intersection(feasible)
-                fns = [pl.score for pl in plugins]
+                n = len(nodes)
+                if len(unscored) * 8 < k:
+                    # The window is every feasible position from its first to its last,
+                    # circularly: a few unscored positions are checked against that span.
+                    first = feasible[0]
+                    span = (feasible[-1] - first) % n
+                    todo: Any = [p for p in unscored if mask[p] and (p - first) % n <= span]
+                else:
+                    todo = unscored.intersection(feasible)
+                fns = plan.fns
                 for p in todo:
                     ni = nodes[p]
                     raw: list[int] = []
@@ -324,15 +348,23 @@ class FastPath:
                         ext_seen[idx].add(v)
                     unscored.discard(p)
             pick = itemgetter(*feasible)
-            totals = list(pick(tot))
+            totals = list(pick(tot)) if k > 1 else [tot[feasible[0]]]
+            constant = plan.constant
             for idx, j in enumerate(normalized):
                 seen = ext_seen[idx]
-                if len(seen) == 1 and constant_normalization(exts[j], state, pod, next(iter(seen))):
-                    # Every node scored so far has the same raw score, so every node of the
-                    # window gets the same normalized score: no effect on the choice.
-                    continue
+                if len(seen) == 1:
+                    raw0 = next(iter(seen))
+                    same = constant.get((j, raw0))
+                    if same is None:
+                        same = constant[(j, raw0)] = constant_normalization(
+                            plan.exts[j], state, pod, raw0
+                        )
+                    if same:
+                        # Every node scored so far has the same raw score, so every node of
+                        # the window gets the same normalized score: no effect on the choice.
+                        continue
                 vals = list(pick(cols[idx]))
-                ext = exts[j]
+                ext = plan.exts[j]
                 fast = getattr(ext, "normalize_score_values", None)
                 if fast is not None:
                     nst = fast(state, pod, vals)
@@ -357,8 +389,29 @@ class FastPath:
         ties = totals.count(best)
         if ties == 1:
             return str(nodes[feasible[totals.index(best)]].name)
-        at = list(compress(range(k), map(best.__eq__, totals)))
-        return str(nodes[feasible[at[alg.rng.randrange(ties)]]].name)
+        r = alg.rng.randrange(ties)
+        if ties == k:
+            return str(nodes[feasible[r]].name)
+        at = next(islice(compress(count(), map(best.__eq__, totals)), r, None))
+        return str(nodes[feasible[at]].name)
+
+
+class ScorePlan:
+    """The score plugins of a replica's cycle (those not skipped), in order, with their
+    weights, Score functions and score extensions."""
+
+    __slots__ = ("skip", "weights", "fns", "exts", "plain", "normalized", "constant")
+
+    def __init__(self, skip: frozenset[str], plugins: list[Any], weights: dict[str, int]) -> None:
+        self.skip = skip
+        self.weights = [weights[pl.name] for pl in plugins]
+        self.fns = [pl.score for pl in plugins]
+        self.exts = [pl.score_extensions() for pl in plugins]
+        self.plain = [j for j, e in enumerate(self.exts) if e is None]
+        self.normalized = [j for j, e in enumerate(self.exts) if e is not None]
+        self.constant: dict[tuple[int, int], bool] = {}
+        """Per (plugin index, raw score): whether normalizing equal raw scores gives equal
+        valid scores (node-local normalizers read only the scores)."""
 
 
 def positions(mask: bytes | bytearray, offset: int, n: int, want: int) -> list[int]:

@@ -49,16 +49,26 @@ def global_fingerprint(state: CycleState, names: list[str]) -> tuple[Any, ...]:
 
 
 class Signatures:
-    """Verdicts of the signature filters per distinct tuple of topology values."""
+    """Verdicts of the signature filters per distinct tuple of topology values, and the
+    mask of positions passing every filter (the node-local verdicts given)."""
 
     def __init__(self) -> None:
         self.keys: tuple[str, ...] | None = None
         self.code = b""
+        """Each position's signature, one byte each, when there are few signatures."""
+        self.code2 = b""
+        """Twice ``code``: plus a node-local verdict, a byte the verdict table translates."""
+        self.comb = bytearray()
         self.rep: list[int] = []
         self.members: list[list[int]] = []
         self.by_pair: dict[tuple[str, str], list[int]] = {}
         self.verdict = bytearray()
         self.ok = bytearray()
+        self.final = bytearray()
+        self.full = True
+        """The combined mask must be rebuilt from scratch."""
+        self.flipped: list[int] = []
+        """Signatures whose verdict changed since the mask was last combined."""
         self.fingerprint: tuple[Any, ...] | None = None
         self.touched: list[Any] = []
         self.unsupported = False
@@ -81,53 +91,95 @@ class Signatures:
             sig_of.append(sid)
             self.members[sid].append(p)
         self.keys = keys
-        self.code = bytes(sig_of) if len(self.rep) <= SMALL else b""
+        small = len(self.rep) <= SMALL
+        self.code = bytes(sig_of) if small else b""
+        self.code2 = bytes(2 * c for c in sig_of) if small else b""
         self.verdict = bytearray(len(self.rep))
         self.ok = bytearray(len(nodes))
         self.fingerprint = None
+        self.full = True
 
-    def allowed(
+    def update(
         self, state: CycleState, pod: Pod, nodes: list[Any], filters: list[tuple[str, Any]]
-    ) -> bytes | bytearray | None:
-        """One byte per position: 1 where the signature filters pass; None to take the
-        ordinary path (``unsupported`` set when that will not change)."""
+    ) -> bool:
+        """Bring the verdicts up to date; False to take the ordinary path (``unsupported``
+        set when that will not change)."""
         names = [name for name, _fn in filters]
-        keys = topology_keys(state, names)
+        fingerprint = global_fingerprint(state, names)
+        if fingerprint == self.fingerprint and self.keys is not None:
+            keys: tuple[str, ...] | None = self.keys  # the keys follow from the fingerprint
+        else:
+            keys = topology_keys(state, names)
         if keys is None:
             self.unsupported = True
-            return None
-        fingerprint = global_fingerprint(state, names)
+            return False
         if keys != self.keys:
             self._build(nodes, keys)
         if fingerprint != self.fingerprint:
             todo: Any = range(len(self.rep))
         else:
             dirty: set[int] = set()
+            by_pair = self.by_pair
             for ni in self.touched:
                 labels = ni.node.metadata.labels if ni.node is not None else {}
                 for k in keys:
                     v = labels.get(k)
                     if v is not None:
-                        dirty.update(self.by_pair.get((k, v), ()))
+                        dirty.update(by_pair.get((k, v), ()))
             todo = dirty
         self.touched = []
         self.fingerprint = fingerprint
         run = self.run_filters
         verdict, members, ok, rep = self.verdict, self.members, self.ok, self.rep
         small = bool(self.code)
+        flipped = self.flipped
         for sid in todo:
             good = run(state, pod, nodes[rep[sid]], filters)
             if good is None:
                 self.fingerprint = None  # recompute every signature next time
-                return None
+                self.full = True
+                return False
             if good != verdict[sid]:
                 verdict[sid] = good
                 if not small:
                     for p in members[sid]:
                         ok[p] = good
-        if small:
-            return self.code.translate(bytes(verdict) + bytes(256 - len(verdict)))
-        return ok
+                    flipped.append(sid)
+        return True
+
+    def mask(self, loc: bytearray, loc_changed: Any) -> bytes | bytearray:
+        """One byte per position: 1 where the node-local verdict ``loc`` and the signature
+        filters pass. ``loc_changed`` lists the positions whose ``loc`` changed since the
+        last call (None: any)."""
+        if self.code:
+            comb = self.comb
+            if self.full or loc_changed is None or len(comb) != len(loc):
+                comb = self.comb = bytearray(map(int.__add__, self.code2, loc))
+            else:
+                code2 = self.code2
+                for p in loc_changed:
+                    comb[p] = code2[p] + loc[p]
+            self.full = False
+            table = bytearray(256)
+            table[1 : 2 * len(self.verdict) : 2] = self.verdict
+            return comb.translate(table)
+        ok, final = self.ok, self.final
+        if self.full or loc_changed is None or len(final) != len(loc):
+            self.final = final = bytearray(
+                (int.from_bytes(loc, "little") & int.from_bytes(ok, "little")).to_bytes(
+                    len(loc), "little"
+                )
+            )
+        else:
+            for p in loc_changed:
+                final[p] = loc[p] & ok[p]
+            members = self.members
+            for sid in self.flipped:
+                for p in members[sid]:
+                    final[p] = loc[p] & ok[p]
+        self.flipped = []
+        self.full = False
+        return final
 
     @staticmethod
     def run_filters(
@@ -143,5 +195,3 @@ class Signatures:
                     return None
                 return 0
         return 1
-
-
