@@ -290,8 +290,9 @@ class FastPath:
         fwk, alg = self.fwk, self.fork.algorithm
         k = len(feasible)
         window: list[Any] | None = None
+        totals: Any
         if not fwk.has_score_plugins():
-            totals = [1] * k
+            totals = (1,) * k
         else:
             kept = self.prescore_kept
             if reuse and self.prescored:
@@ -348,7 +349,7 @@ class FastPath:
                         ext_seen[idx].add(v)
                     unscored.discard(p)
             pick = itemgetter(*feasible)
-            totals = list(pick(tot)) if k > 1 else [tot[feasible[0]]]
+            totals = pick(tot) if k > 1 else (tot[feasible[0]],)
             constant = plan.constant
             for idx, j in enumerate(normalized):
                 seen = ext_seen[idx]
@@ -392,7 +393,12 @@ class FastPath:
         r = alg.rng.randrange(ties)
         if ties == k:
             return str(nodes[feasible[r]].name)
-        at = next(islice(compress(count(), map(best.__eq__, totals)), r, None))
+        # The r-th best position, scanning from the nearer end.
+        if r * 2 < ties:
+            at = next(islice(compress(count(), map(best.__eq__, totals)), r, None))
+        else:
+            back = next(islice(compress(count(), map(best.__eq__, reversed(totals))), ties - 1 - r, None))
+            at = k - 1 - back
         return str(nodes[feasible[at]].name)
 
 
