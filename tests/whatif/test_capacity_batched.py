@@ -54,10 +54,25 @@ def _template(kind: str, skew: int, key: str, min_domains: int | None) -> Any:
     if kind == "affinity":
         spec["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": sel, "topologyKey": key}]}}
+    # Scores that are not node-local, scored on each replica's window.
+    if kind in ("anyway", "anyway+hostname"):
+        spec["topologySpreadConstraints"] = [
+            {"maxSkew": skew, "topologyKey": k, "whenUnsatisfiable": "ScheduleAnyway",
+             "labelSelector": sel}
+            for k in ([key] if kind == "anyway" else [ZONE, HOST])
+        ]
+    if kind == "preferred-anti":
+        spec["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 50, "podAffinityTerm": {"labelSelector": sel, "topologyKey": key}}]}}
+    if kind == "preferred-affinity":
+        spec["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 20, "podAffinityTerm": {"labelSelector": sel, "topologyKey": key}}]},
+            "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 80, "podAffinityTerm": {"labelSelector": sel, "topologyKey": HOST}}]}}
     return pod("web", cpu="400m", labels={"app": "web"}, owner=None, spec=spec)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.sampled_from([12, 105]),
     zones=st.integers(1, 4),
@@ -69,7 +84,10 @@ def _template(kind: str, skew: int, key: str, min_domains: int | None) -> Any:
                   st.sampled_from(["plain", "plain", "anti"])),
         max_size=12,
     ),
-    kind=st.sampled_from(["spread", "anti", "affinity", "spread+anti"]),
+    kind=st.sampled_from([
+        "spread", "anti", "affinity", "spread+anti",
+        "anyway", "anyway+hostname", "preferred-anti", "preferred-affinity",
+    ]),
     skew=st.integers(1, 3),
     key=st.sampled_from([ZONE, HOST]),
     min_domains=st.sampled_from([None, None, 2, 5]),
@@ -87,10 +105,8 @@ def test_batched_loop_equals_one_by_one(
     assert fast.replicas == reference.replicas
     assert fast.stop_reason == reference.stop_reason
     assert reference.batched == 0
-    if fast.count > 1 and kind != "affinity":
+    if fast.count > 1:
         assert fast.batched == fast.count  # every replica was batched
-    # Required affinity terms of placed replicas score the next ones (hardPodAffinityWeight):
-    # a score that is not node-local, so those replicas take the ordinary path.
 
 
 def test_spread_minimum_after_the_smallest_domain_grows() -> None:

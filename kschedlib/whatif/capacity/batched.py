@@ -262,20 +262,21 @@ class FastPath:
                 return False
         return True
 
-    def _plan(self, state: CycleState, n: int) -> ScorePlan | None:
+    def _plan(self, state: CycleState, n: int, reuse: bool) -> ScorePlan | None:
         """The score plugins that run for this replica, their weights and extensions (kept
-        while the skipped set is the same); None when one is not node-local."""
+        while the skipped set is the same); None when one can be neither cached per node
+        nor scored on the window (a custom plugin, or a reused PreScore state)."""
         skip = frozenset(state.skip_score_plugins)
         plan = self.plan
         if plan is not None and plan.skip == skip:
             return plan
         plugins = [pl for pl in self.fwk.score_plugins if pl.name not in skip]
         for pl in plugins:
-            if pl.name not in NODE_LOCAL_PLUGINS:
+            if pl.name not in NODE_LOCAL_PLUGINS and (reuse or pl.name not in SIGNATURE_FILTERS):
                 self.disabled = True
                 return None
         plan = self.plan = ScorePlan(skip, plugins, self.fwk.score_weights)
-        order = tuple(pl.name for pl in plugins)
+        order = tuple(plugins[j].name for j in plan.local)
         if order != self.score_order or len(self.cols) != len(plan.normalized):
             self.score_order = order
             self.unscored = set(range(n))
@@ -309,10 +310,10 @@ class FastPath:
                 if not reuse and self._prescore_stable(state):
                     written = {k: v for k, v in state.items() if before.get(k, GONE) is not v}
                     self.prescore_kept = (written, frozenset(state.skip_score_plugins))
-            plan = self._plan(state, len(nodes))
+            plan = self._plan(state, len(nodes), reuse)
             if plan is None:
                 return None
-            self.prescored = reuse
+            self.prescored = reuse and not plan.window
             weights, plain, normalized = plan.weights, plan.plain, plan.normalized
             ext_seen, cols = self.ext_seen, self.cols
             tot = self.tot
@@ -328,14 +329,15 @@ class FastPath:
                 else:
                     todo = unscored.intersection(feasible)
                 fns = plan.fns
+                nplug = len(plan.plugins)
                 for p in todo:
                     ni = nodes[p]
-                    raw: list[int] = []
-                    for fn in fns:
+                    raw = [0] * nplug
+                    for j, fn in fns:
                         sc, sst = fn(state, pod, ni)
                         if sst is not None and sst.code != Code.Success:
                             return None
-                        raw.append(sc)
+                        raw[j] = sc
                     t = 0
                     for j in plain:
                         v = raw[j]
@@ -383,6 +385,17 @@ class FastPath:
                 if w != 1:
                     vals = list(map(w.__mul__, vals))
                 totals = list(map(add, totals, vals))
+            if plan.window:
+                if window is None:
+                    window = list(itemgetter(*feasible)(nodes))
+                for j in plan.window:
+                    wvals = _window_scores(plan.plugins[j], plan.exts[j], state, pod, window)
+                    if wvals is None:
+                        return None
+                    w = weights[j]
+                    if w != 1:
+                        wvals = list(map(w.__mul__, wvals))
+                    totals = list(map(add, totals, wvals))
         # SchedulingAlgorithm.select_host, on the same totals and random source.
         best = max(totals)
         if alg.deterministic:
@@ -404,20 +417,66 @@ class FastPath:
 
 class ScorePlan:
     """The score plugins of a replica's cycle (those not skipped), in order, with their
-    weights, Score functions and score extensions."""
+    weights, Score functions and score extensions: the node-local ones (raw scores cached
+    per node; ``plain`` without and ``normalized`` with NormalizeScore) and the ``window``
+    ones (PodTopologySpread, InterPodAffinity: scored on each replica's window)."""
 
-    __slots__ = ("skip", "weights", "fns", "exts", "plain", "normalized", "constant")
+    __slots__ = (
+        "skip", "plugins", "weights", "fns", "exts", "local", "plain", "normalized", "window",
+        "constant",
+    )
 
     def __init__(self, skip: frozenset[str], plugins: list[Any], weights: dict[str, int]) -> None:
         self.skip = skip
+        self.plugins = plugins
         self.weights = [weights[pl.name] for pl in plugins]
-        self.fns = [pl.score for pl in plugins]
         self.exts = [pl.score_extensions() for pl in plugins]
-        self.plain = [j for j, e in enumerate(self.exts) if e is None]
-        self.normalized = [j for j, e in enumerate(self.exts) if e is not None]
+        self.local = [j for j, pl in enumerate(plugins) if pl.name in NODE_LOCAL_PLUGINS]
+        self.window = [j for j, pl in enumerate(plugins) if pl.name not in NODE_LOCAL_PLUGINS]
+        self.fns = [(j, plugins[j].score) for j in self.local]
+        self.plain = [j for j in self.local if self.exts[j] is None]
+        self.normalized = [j for j in self.local if self.exts[j] is not None]
         self.constant: dict[tuple[int, int], bool] = {}
         """Per (plugin index, raw score): whether normalizing equal raw scores gives equal
         valid scores (node-local normalizers read only the scores)."""
+
+
+def _window_scores(
+    pl: Any, ext: Any, state: CycleState, pod: Pod, window: list[Any]
+) -> list[int] | None:
+    """A plugin's Score and NormalizeScore on the window, as the framework runs them (its
+    batch ``score_nodes`` when it has one); None to take the ordinary path (which reports
+    an error or an invalid score)."""
+    try:
+        batch = getattr(pl, "score_nodes", None)
+        if batch is not None:
+            vals, st = batch(state, pod, window)
+        else:
+            fn = pl.score
+            vals = []
+            st = None
+            for ni in window:
+                sc, st = fn(state, pod, ni)
+                if st is not None and st.code != Code.Success:
+                    return None
+                vals.append(sc)
+        if st is not None and st.code != Code.Success:
+            return None
+        if ext is not None:
+            fast = getattr(ext, "normalize_score_values", None)
+            if fast is not None:
+                st = fast(state, pod, vals)
+            else:
+                scores = [NodeScore(ni.name, v) for ni, v in zip(window, vals, strict=True)]
+                st = ext.normalize_score(state, pod, scores)
+                vals = [ns.score for ns in scores]
+            if st is not None and st.code != Code.Success:
+                return None
+    except Exception:
+        return None
+    if vals and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE):
+        return None
+    return list(vals)
 
 
 def positions(mask: bytes | bytearray, offset: int, n: int, want: int) -> list[int]:
