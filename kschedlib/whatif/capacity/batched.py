@@ -17,6 +17,7 @@ from kschedlib.plugins.podtopologyspread.filtering import PreFilterState as Spre
 from kschedlib.schedule_one import num_feasible_nodes_to_find
 from kschedlib.whatif.capacity.common import GONE, NODE_LOCAL_PLUGINS, SIGNATURE_FILTERS, SMALL
 from kschedlib.whatif.capacity.signatures import Signatures
+from kschedlib.whatif.capacity.window import LabelColumns, window_scores
 
 if TYPE_CHECKING:
     from kschedlib.scheduler import Scheduler
@@ -69,6 +70,7 @@ class FastPath:
         self.cols: list[list[int]] = []
         self.score_order: tuple[str, ...] = ()
         self.plan: ScorePlan | None = None
+        self.labels: LabelColumns | None = None
         self.filter_order: tuple[str, ...] = ()
         self.seen_generation = -1
         self.sigs = Signatures()
@@ -389,7 +391,11 @@ class FastPath:
                 if window is None:
                     window = list(itemgetter(*feasible)(nodes))
                 for j in plan.window:
-                    wvals = _window_scores(plan.plugins[j], plan.exts[j], state, pod, window)
+                    if self.labels is None or self.labels.nodes is not nodes:
+                        self.labels = LabelColumns(nodes)
+                    wvals = window_scores(
+                        plan.plugins[j], plan.exts[j], state, pod, window, feasible, self.labels
+                    )
                     if wvals is None:
                         return None
                     w = weights[j]
@@ -439,44 +445,6 @@ class ScorePlan:
         self.constant: dict[tuple[int, int], bool] = {}
         """Per (plugin index, raw score): whether normalizing equal raw scores gives equal
         valid scores (node-local normalizers read only the scores)."""
-
-
-def _window_scores(
-    pl: Any, ext: Any, state: CycleState, pod: Pod, window: list[Any]
-) -> list[int] | None:
-    """A plugin's Score and NormalizeScore on the window, as the framework runs them (its
-    batch ``score_nodes`` when it has one); None to take the ordinary path (which reports
-    an error or an invalid score)."""
-    try:
-        batch = getattr(pl, "score_nodes", None)
-        if batch is not None:
-            vals, st = batch(state, pod, window)
-        else:
-            fn = pl.score
-            vals = []
-            st = None
-            for ni in window:
-                sc, st = fn(state, pod, ni)
-                if st is not None and st.code != Code.Success:
-                    return None
-                vals.append(sc)
-        if st is not None and st.code != Code.Success:
-            return None
-        if ext is not None:
-            fast = getattr(ext, "normalize_score_values", None)
-            if fast is not None:
-                st = fast(state, pod, vals)
-            else:
-                scores = [NodeScore(ni.name, v) for ni, v in zip(window, vals, strict=True)]
-                st = ext.normalize_score(state, pod, scores)
-                vals = [ns.score for ns in scores]
-            if st is not None and st.code != Code.Success:
-                return None
-    except Exception:
-        return None
-    if vals and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE):
-        return None
-    return list(vals)
 
 
 def positions(mask: bytes | bytearray, offset: int, n: int, want: int) -> list[int]:
