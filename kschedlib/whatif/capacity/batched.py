@@ -70,6 +70,12 @@ class FastPath:
         self.cols: list[list[int]] = []
         self.score_order: tuple[str, ...] = ()
         self.plan: ScorePlan | None = None
+        self.local_prescore: tuple[dict[str, Any], frozenset[str]] | None = None
+        """What the node-local PreScore plugins wrote and skipped (the same for every replica)."""
+        self.local_pre_score = [pl for pl in fwk.pre_score_plugins if pl.name in NODE_LOCAL_PLUGINS]
+        self.other_pre_score = [
+            pl for pl in fwk.pre_score_plugins if pl.name not in NODE_LOCAL_PLUGINS
+        ]
         self.labels: LabelColumns | None = None
         self.filter_order: tuple[str, ...] = ()
         self.seen_generation = -1
@@ -303,6 +309,28 @@ class FastPath:
             elif kept is not None and not reuse:
                 state.update(kept[0])
                 state.skip_score_plugins = set(kept[1])
+            elif not reuse:
+                # The node-local PreScore plugins store what they derive from the pod's spec:
+                # run once, their writes are kept; the others run for every replica.
+                window = list(itemgetter(*feasible)(nodes))
+                before = dict(state)
+                local = self.local_prescore
+                if local is None:
+                    skip: set[str] = set()
+                    if not _run_pre_score(state, pod, window, self.local_pre_score, skip):
+                        return None
+                    written = {k: v for k, v in state.items() if before.get(k, GONE) is not v}
+                    local = self.local_prescore = (written, frozenset(skip))
+                else:
+                    state.update(local[0])
+                    skip = set(local[1])
+                ok = _run_pre_score(state, pod, window, self.other_pre_score, skip)
+                state.skip_score_plugins = skip
+                if not ok:
+                    return None
+                if self._prescore_stable(state):
+                    written = {k: v for k, v in state.items() if before.get(k, GONE) is not v}
+                    self.prescore_kept = (written, frozenset(state.skip_score_plugins))
             else:
                 window = list(itemgetter(*feasible)(nodes))
                 before = dict(state)
@@ -419,6 +447,23 @@ class FastPath:
             back = next(islice(compress(count(), map(best.__eq__, reversed(totals))), ties - 1 - r, None))
             at = k - 1 - back
         return str(nodes[feasible[at]].name)
+
+
+def _run_pre_score(
+    state: CycleState, pod: Pod, window: list[Any], plugins: list[Any], skip: set[str]
+) -> bool:
+    """These PreScore plugins in order, as the framework runs them (a Skip noted in
+    ``skip``); False on an error, which the ordinary path reports."""
+    for pl in plugins:
+        try:
+            st = pl.pre_score(state, pod, window)
+        except Exception:
+            return False
+        if st is not None and st.code == Code.Skip:
+            skip.add(pl.name)
+        elif st is not None and st.code != Code.Success:
+            return False
+    return True
 
 
 class ScorePlan:
