@@ -166,7 +166,7 @@ def _init_single(
     key = c.topology_key
     refs: list[Node | None] = list(map(_node_of, filtered_nodes))
     values: list[str | None]
-    if None in refs:
+    if not all(refs):  # a node missing (``None in refs`` would call Node.__eq__ per node)
         values = [None if n is None else n.metadata.labels.get(key) for n in refs]
     else:
         values = list(map(methodcaller("get", key), map(_labels_of, refs)))
