@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from itertools import chain, compress, count, islice
-from operator import add, itemgetter
+from operator import add, attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from kschedlib.api.pod import Pod
@@ -21,6 +21,9 @@ from kschedlib.whatif.capacity.window import LabelColumns, window_scores
 
 if TYPE_CHECKING:
     from kschedlib.scheduler import Scheduler
+
+
+_name_of = attrgetter("name")
 
 
 class FastPath:
@@ -158,7 +161,7 @@ class FastPath:
             dirty: list[str] | None = None  # everything
             self.nodes = nodes
             self.filter_order = order
-            self.pos = {ni.name: i for i, ni in enumerate(nodes)}
+            self.pos = dict(zip(map(_name_of, nodes), range(n), strict=True))
             self.loc = bytearray(n)
             self.unscored = set(range(n))
             self.tot = [0] * n

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import attrgetter, methodcaller
 from typing import Any
 
 NODE_LOCAL_PLUGINS = frozenset(
@@ -31,3 +32,14 @@ SIGNATURE_FILTERS = frozenset({"PodTopologySpread", "InterPodAffinity"})
 SMALL = 64
 GONE: Any = object()
 
+
+
+_labels_of = attrgetter("node.metadata.labels")
+
+
+def label_column(nodes: list[Any], key: str) -> list[str | None]:
+    """Each node's value of label ``key`` in node-list order (None: no such label)."""
+    try:
+        return list(map(methodcaller("get", key), map(_labels_of, nodes)))
+    except AttributeError:  # a NodeInfo without its node
+        return [None if ni.node is None else ni.node.metadata.labels.get(key) for ni in nodes]

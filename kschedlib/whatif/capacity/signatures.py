@@ -9,7 +9,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.status import Code
 from kschedlib.plugins.interpodaffinity.filtering import PreFilterState as AffinityPreFilterState
 from kschedlib.plugins.podtopologyspread.filtering import PreFilterState as SpreadPreFilterState
-from kschedlib.whatif.capacity.common import SMALL
+from kschedlib.whatif.capacity.common import SMALL, label_column
 
 
 def topology_keys(state: CycleState, names: list[str]) -> tuple[str, ...] | None:
@@ -74,22 +74,27 @@ class Signatures:
         self.unsupported = False
 
     def _build(self, nodes: list[Any], keys: tuple[str, ...]) -> None:
-        index: dict[tuple[str | None, ...], int] = {}
-        sig_of: list[int] = []
-        self.rep, self.members, self.by_pair = [], [], {}
-        for p, ni in enumerate(nodes):
-            labels = ni.node.metadata.labels if ni.node is not None else {}
-            sig = tuple(labels.get(k) for k in keys)
-            sid = index.get(sig)
-            if sid is None:
-                sid = index[sig] = len(self.rep)
-                self.rep.append(p)
-                self.members.append([])
-                for k, v in zip(keys, sig, strict=True):
-                    if v is not None:
-                        self.by_pair.setdefault((k, v), []).append(sid)
-            sig_of.append(sid)
-            self.members[sid].append(p)
+        n = len(nodes)
+        # Each position's tuple of values, the distinct tuples in first-seen order, and the
+        # first position holding each (its representative): built at C speed.
+        sigs: list[tuple[str | None, ...]] = (
+            list(zip(*(label_column(nodes, k) for k in keys), strict=True)) if keys else [()] * n
+        )
+        uniq = list(dict.fromkeys(sigs))
+        first = dict(zip(reversed(sigs), range(n - 1, -1, -1), strict=True))
+        ids = {sig: i for i, sig in enumerate(uniq)}
+        sig_of = list(map(ids.__getitem__, sigs))
+        self.rep = list(map(first.__getitem__, uniq))
+        self.by_pair = {}
+        for sid, sig in enumerate(uniq):
+            for k, v in zip(keys, sig, strict=True):
+                if v is not None:
+                    self.by_pair.setdefault((k, v), []).append(sid)
+        self.members = []
+        if len(uniq) > SMALL:  # members are read only where verdicts are kept per position
+            self.members = [[] for _ in uniq]
+            for p, sid in enumerate(sig_of):
+                self.members[sid].append(p)
         self.keys = keys
         small = len(self.rep) <= SMALL
         self.code = bytes(sig_of) if small else b""

@@ -13,6 +13,7 @@ from kschedlib.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeSc
 from kschedlib.framework.status import Code
 from kschedlib.plugins.interpodaffinity.plugin import PRE_SCORE_STATE_KEY as AFFINITY_PRE_SCORE
 from kschedlib.plugins.interpodaffinity.scoring import PreScoreState as AffinityPreScoreState
+from kschedlib.whatif.capacity.common import label_column
 
 
 class LabelColumns:
@@ -25,9 +26,7 @@ class LabelColumns:
     def get(self, key: str) -> list[str | None]:
         col = self.cols.get(key)
         if col is None:
-            col = self.cols[key] = [
-                None if ni.node is None else ni.node.metadata.labels.get(key) for ni in self.nodes
-            ]
+            col = self.cols[key] = label_column(self.nodes, key)
         return col
 
 
