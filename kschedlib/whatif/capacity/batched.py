@@ -38,7 +38,9 @@ class FastPath:
     spread constraint's minimum, whether any pod matches the affinity terms) changed. The
     PreFilter state is computed once and then kept up to date with the PreFilter
     extensions' AddPod, as a cycle does for nominated pods. Verdicts are bytes, one per
-    position, so the round-robin window is found at C speed."""
+    position, so the round-robin window is found at C speed. The scores of those two
+    plugins, when they score (ScheduleAnyway constraints, preferred terms, hard affinity
+    weight), come from their own PreScore on each replica's window (see ``window``)."""
 
     def __init__(self, fork: Scheduler, fwk: Framework, template: Pod) -> None:
         self.fork = fork
