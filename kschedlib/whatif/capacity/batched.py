@@ -197,7 +197,7 @@ class FastPath:
             to_find = 1  # as find_nodes_that_pass_filters: the first feasible node will do
         offset = alg.next_start_node_index % n
         want = min(m, to_find + 1)
-        if m * 4 >= n:  # dense: compress walks the bytes at C speed
+        if m * 8 >= n:  # dense: compress walks the bytes at C speed
             walk = chain(
                 compress(range(offset, n), mask[offset:]), compress(range(offset), mask[:offset])
             )
