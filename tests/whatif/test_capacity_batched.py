@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kschedlib import FakeClock, Node, Scheduler
+from kschedlib.api.objects import decode_any
 from kschedlib.backend.snapshot import Snapshot
 from kschedlib.whatif.capacity import capacity
 from tests.whatif.helpers import pod
@@ -91,12 +92,16 @@ def _template(kind: str, skew: int, key: str, min_domains: int | None) -> Any:
     skew=st.integers(1, 3),
     key=st.sampled_from([ZONE, HOST]),
     min_domains=st.sampled_from([None, None, 2, 5]),
+    service=st.booleans(),
 )
 def test_batched_loop_equals_one_by_one(
     n: int, zones: int, unlabelled: int, seed: int, deterministic: bool,
     running: list[tuple[int, str, str]], kind: str, skew: int, key: str, min_domains: int | None,
+    service: bool,
 ) -> None:
     s = _cluster(n, zones, unlabelled, seed, deterministic, running)
+    if service:  # system-default spreading for the templates without constraints of their own
+        s.add_object(_service())
     tpl = _template(kind, skew, key, min_domains)
     fast = capacity(s, tpl, limit=70)
     slow = capacity(s, tpl, limit=70)  # the same question twice gives the same answer
@@ -147,3 +152,21 @@ def test_unshare_keeps_the_affinity_lists_exact() -> None:
     assert [ni.name for ni in listed] == ["n000", "n003", "n006", "n009"]
     assert all(ni is by_name[ni.name] for ni in listed)
     assert all(ni is by_name[ni.name] for ni in snap.have_pods_with_required_anti_affinity_node_info_list)
+
+
+def _service() -> Any:
+    return decode_any({"kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+                       "spec": {"selector": {"app": "web"}}})
+
+
+def test_system_default_spreading_of_a_service_is_batched() -> None:
+    # A Service selects the template's pods: PodTopologySpread's system-default constraints
+    # (ScheduleAnyway, zone and hostname) score the replicas, which carry no constraint of
+    # their own. The first replica finds that out on the ordinary path; the next ones are
+    # batched on their windows.
+    s = _cluster(105, 3, 2, 7, False, [(i, "web", "plain") for i in range(0, 105, 9)])
+    s.add_object(_service())
+    tpl = pod("web", cpu="400m", labels={"app": "web"}, owner=None)
+    fast, slow = capacity(s, tpl, limit=80), capacity(s, tpl, limit=80, batch=False)
+    assert fast.replicas == slow.replicas and fast.stop_reason == slow.stop_reason
+    assert fast.batched == fast.count - 1 == 79

@@ -287,8 +287,16 @@ class FastPath:
             return plan
         plugins = [pl for pl in self.fwk.score_plugins if pl.name not in skip]
         for pl in plugins:
-            if pl.name not in NODE_LOCAL_PLUGINS and (reuse or pl.name not in SIGNATURE_FILTERS):
+            if pl.name in NODE_LOCAL_PLUGINS:
+                continue
+            if pl.name not in SIGNATURE_FILTERS:
                 self.disabled = True
+                return None
+            if reuse:
+                # E.g. system-default spreading (a Service selects the pods): the PreScore
+                # state is not the same for every replica. This replica takes the ordinary
+                # path; the next ones keep their own states and score on their windows.
+                self.reusable = False
                 return None
         plan = self.plan = ScorePlan(skip, plugins, self.fwk.score_weights)
         order = tuple(plugins[j].name for j in plan.local)
