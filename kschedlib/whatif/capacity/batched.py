@@ -394,15 +394,11 @@ class FastPath:
                 if self._prescore_stable(state):
                     written = {k: v for k, v in state.items() if before.get(k, GONE) is not v}
                     self.prescore_kept = (written, frozenset(state.skip_score_plugins))
-            else:
+            else:  # the reused state: PreScore once, for the first replica that needs it
                 window = list(itemgetter(*feasible)(nodes))
-                before = dict(state)
                 st = fwk.run_pre_score_plugins(state, pod, window)
                 if st is not None and st.code != Code.Success:
                     return None
-                if not reuse and self._prescore_stable(state):
-                    written = {k: v for k, v in state.items() if before.get(k, GONE) is not v}
-                    self.prescore_kept = (written, frozenset(state.skip_score_plugins))
             plan = self._plan(state, len(nodes), reuse)
             if plan is None:
                 return None
