@@ -35,6 +35,13 @@ def _cluster(n: int, zones: int, unlabelled: int, seed: int, deterministic: bool
         if kind == "anti":
             spec = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                 {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOST}]}}}
+        if kind == "preferred":  # scores the replicas through its preferred terms
+            spec = {"affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 30, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}},
+                                                   "topologyKey": ZONE}}]}}}
+        if kind == "hard":  # scores the replicas through hardPodAffinityWeight
+            spec = {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOST}]}}}
         s.add_pod(pod(f"run{k}", cpu="300m", node_name=f"n{at % n:03d}", labels={"app": app},
                       owner=None, spec=spec))
     return s
@@ -82,7 +89,7 @@ def _template(kind: str, skew: int, key: str, min_domains: int | None) -> Any:
     deterministic=st.booleans(),
     running=st.lists(
         st.tuples(st.integers(0, 200), st.sampled_from(["web", "other"]),
-                  st.sampled_from(["plain", "plain", "anti"])),
+                  st.sampled_from(["plain", "plain", "anti", "preferred", "hard"])),
         max_size=12,
     ),
     kind=st.sampled_from([

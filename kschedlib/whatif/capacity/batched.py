@@ -17,7 +17,7 @@ from kschedlib.plugins.podtopologyspread.filtering import PreFilterState as Spre
 from kschedlib.schedule_one import num_feasible_nodes_to_find
 from kschedlib.whatif.capacity.common import GONE, NODE_LOCAL_PLUGINS, SIGNATURE_FILTERS, SMALL
 from kschedlib.whatif.capacity.signatures import Signatures
-from kschedlib.whatif.capacity.window import LabelColumns, window_scores
+from kschedlib.whatif.capacity.window import AffinityScores, LabelColumns, window_scores
 
 if TYPE_CHECKING:
     from kschedlib.scheduler import Scheduler
@@ -83,6 +83,8 @@ class FastPath:
         self.other_pre_score = [
             pl for pl in fwk.pre_score_plugins if pl.name not in NODE_LOCAL_PLUGINS
         ]
+        ipa = next((pl for pl in self.other_pre_score if pl.name == "InterPodAffinity"), None)
+        self.affinity = None if ipa is None else AffinityScores(ipa, fork.objects)
         self.labels: LabelColumns | None = None
         self.filter_order: tuple[str, ...] = ()
         self.seen_generation = -1
@@ -91,10 +93,17 @@ class FastPath:
     def placed(self, pod: Pod, pod_info: PodInfo, host: str) -> None:
         """A replica went to ``host`` through this path: update the tracked PreFilter state
         as the next replica's PreFilter would see it."""
+        aff = self.affinity
+        p = self.pos.get(host) if self.nodes is not None else None
+        if aff is not None and aff.scores is not None:
+            node = None if p is None or self.nodes is None else self.nodes[p].node
+            if node is None:
+                aff.scores = None
+            else:
+                aff.add(pod, pod_info, node)
         tracked = self.tracked
         if tracked is None or self.nodes is None:
             return
-        p = self.pos.get(host)
         if p is None:
             self.tracked = None
             return
@@ -110,6 +119,8 @@ class FastPath:
         """A replica went through the ordinary path: the tracked state is stale."""
         self.tracked = None
         self.sigs.fingerprint = None  # its node was not noted: recompute every signature
+        if self.affinity is not None:
+            self.affinity.scores = None
 
     def schedule(self, pod: Pod) -> str | None:
         """The node the scheduling cycle would pick for ``pod``, with the algorithm's state
@@ -277,6 +288,28 @@ class FastPath:
                 return False
         return True
 
+    def _other_pre_score(
+        self, state: CycleState, pod: Pod, window: list[Any], skip: set[str]
+    ) -> bool:
+        """The PreScore plugins that are not node-local, InterPodAffinity's state carried
+        over from the previous replica once it has scored (see ``AffinityScores``)."""
+        aff = self.affinity
+        for pl in self.other_pre_score:
+            if aff is not None and pl is aff.plugin:
+                if aff.scores is not None:
+                    aff.write(state)
+                    continue
+                if not _run_pre_score(state, pod, window, [pl], skip):
+                    return False
+                if pl.name not in skip and pod.spec is self.spec:
+                    try:
+                        aff.start(state, pod)
+                    except Exception:
+                        aff.scores = None  # the plugin's PreScore runs again
+            elif not _run_pre_score(state, pod, window, [pl], skip):
+                return False
+        return True
+
     def _plan(self, state: CycleState, n: int, reuse: bool) -> ScorePlan | None:
         """The score plugins that run for this replica, their weights and extensions (kept
         while the skipped set is the same); None when one can be neither cached per node
@@ -387,7 +420,7 @@ class FastPath:
                 else:
                     state.update(local[0])
                     skip = set(local[1])
-                ok = _run_pre_score(state, pod, window, self.other_pre_score, skip)
+                ok = self._other_pre_score(state, pod, window, skip)
                 state.skip_score_plugins = skip
                 if not ok:
                     return None

@@ -1,5 +1,6 @@
 """Scores that are not node-local, on each replica's window: PodTopologySpread's and
-InterPodAffinity's, after the plugins' own PreScore for that replica."""
+InterPodAffinity's, after the plugins' own PreScore for that replica (InterPodAffinity's
+carried from replica to replica once it has scored)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,20 @@ from itertools import repeat
 from operator import add, itemgetter
 from typing import Any
 
+from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
 from kschedlib.framework.status import Code
+from kschedlib.framework.types import PodInfo
 from kschedlib.plugins.interpodaffinity.plugin import PRE_SCORE_STATE_KEY as AFFINITY_PRE_SCORE
 from kschedlib.plugins.interpodaffinity.scoring import PreScoreState as AffinityPreScoreState
+from kschedlib.plugins.interpodaffinity.scoring import process_existing_pod
+from kschedlib.plugins.interpodaffinity.terms import (
+    TopologyCounts,
+    merge_weighted_terms,
+    namespace_labels,
+)
 from kschedlib.whatif.capacity.common import label_column
 
 
@@ -107,3 +116,45 @@ def _affinity_normalize(state: CycleState, vals: list[int]) -> bool:
     else:
         vals[:] = [0] * len(vals)
     return True
+
+
+class AffinityScores:
+    """InterPodAffinity's PreScore state carried from replica to replica. The next
+    replica's PreScore would sum the weights of the same existing pods plus the replicas
+    placed since (its terms and theirs match by labels and namespace, which replicas
+    share): once a PreScore has scored, each placed replica adds what
+    ``process_existing_pod`` adds for it, and the plugin's PreScore is not run again. (Once
+    it has scored it cannot skip again: its node list and pairs only grow.)"""
+
+    def __init__(self, plugin: Any, objects: Any) -> None:
+        self.plugin = plugin
+        self.objects = objects
+        self.scores: TopologyCounts | None = None
+        self.terms: tuple[Any, ...] = ()
+
+    def start(self, state: CycleState, pod: Pod) -> None:
+        """Take the scores the plugin's PreScore just wrote for ``pod``."""
+        s = state.get(AFFINITY_PRE_SCORE)
+        if type(s) is not AffinityPreScoreState:
+            return
+        pi = PodInfo.of(pod)
+        self.terms = (
+            merge_weighted_terms(pi.preferred_affinity_terms, self.objects),
+            merge_weighted_terms(pi.preferred_anti_affinity_terms, self.objects),
+            namespace_labels(self.objects, pod.metadata.namespace),
+            self.plugin.args.hard_pod_affinity_weight,
+        )
+        self.scores = {key: dict(values) for key, values in s.topology_score.items()}
+
+    def write(self, state: CycleState) -> None:
+        """What the plugin's PreScore would write for the next replica."""
+        assert self.scores is not None
+        state.write(AFFINITY_PRE_SCORE, AffinityPreScoreState(self.scores))
+
+    def add(self, pod: Pod, pod_info: PodInfo, node: Node) -> None:
+        """A replica was placed on ``node``."""
+        assert self.scores is not None
+        pref_aff, pref_anti, ns_labels, hard = self.terms
+        process_existing_pod(
+            self.scores, pod, pref_aff, pref_anti, ns_labels, hard, pod_info, node
+        )
