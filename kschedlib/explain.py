@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from functools import partial
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from heapq import nlargest
 from itertools import compress, repeat
-from operator import attrgetter, eq, gt
+from operator import eq, gt
+from struct import unpack_from
+from typing import Any
 
 from kschedlib.api.pod import Pod
 from kschedlib.framework.diagnosis import Diagnosis
+from kschedlib.framework.reuse import ScoreBreakdown
 from kschedlib.framework.runtime import Framework
 from kschedlib.plugins.gangscheduling import MSG_WAITING_AT_PERMIT
 from kschedlib.results import (
+    FEASIBLE_SLOT,
+    Deferred,
     Explanation,
     LazyScores,
     NodeScoreDetail,
@@ -21,7 +27,214 @@ from kschedlib.results import (
 from kschedlib.schedule_one import ScheduleResult
 from kschedlib.scheduler_base import SchedulerBase
 
-_NAME = attrgetter("name")
+
+class _KeptNames(Sequence[str]):
+    """The node names of a folded cycle, read by generation (``array("q")`` bytes) from its
+    table."""
+
+    __slots__ = ("gens", "kept")
+
+    def __init__(self, gens: bytes, kept: dict[int, tuple[str, tuple[int, ...]]]) -> None:
+        self.gens, self.kept = gens, kept
+
+    def __len__(self) -> int:
+        return len(self.gens) // 8
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return list(self)[i]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        return self.kept[unpack_from("q", self.gens, 8 * i)[0]][0]
+
+    def __iter__(self) -> Iterator[str]:
+        kept = self.kept
+        return iter([kept[g][0] for g in array("q", self.gens)])
+
+
+def _ints(values: Sequence[int] | bytes) -> Sequence[int]:
+    return array("q", values) if isinstance(values, bytes) else values
+
+
+_Parts = tuple[
+    tuple[str, ...],
+    tuple[tuple[str, int], ...],
+    tuple[tuple[str, Sequence[int]], ...],
+    tuple[tuple[str, Sequence[int]], ...],
+    tuple[str, ...],
+    Sequence[tuple[int, ...]],
+    bytes,
+]
+"""A ScoreBreakdown as one tuple (plugins, weights, raw, normalized, row plugins, rows,
+generations): nothing in it for the garbage collector to follow once it is untracked."""
+
+
+def _parts(b: ScoreBreakdown) -> _Parts:
+    return (
+        tuple(b.plugins), tuple(b.weights.items()), tuple(b.raw.items()),
+        tuple(b.normalized.items()), tuple(b.row_plugins), tuple(b.rows), b.gens,
+    )
+
+
+def _breakdown(p: _Parts, kept: dict[int, tuple[str, tuple[int, ...]]] | None) -> ScoreBreakdown:
+    plugins, weights, raw, normalized, row_plugins, rows, gens = p
+    return ScoreBreakdown(
+        list(plugins), dict(weights), dict(raw), dict(normalized), list(row_plugins),
+        rows, 0, gens, kept,
+    )
+
+
+class ScoreView(LazyScores):
+    """Node name -> NodeScoreDetail of an attempt, rendered on first use from what the cycle
+    left: immutable things (tuples, bytes, the folded path's table whose entries never
+    change). Recording an attempt costs a few references and leaves the garbage collector
+    little to look at. ``offset`` is added to every total (relative totals); ``names`` None:
+    read from ``kept`` by generation; ``top``: only the best nodes (ties by name,
+    ``selected`` among them) are shown."""
+
+    __slots__ = ("names", "totals", "offset", "parts", "kept", "extenders", "top", "selected")
+
+    def __init__(
+        self,
+        names: tuple[str, ...] | None,
+        totals: Sequence[int] | bytes,
+        offset: int,
+        parts: _Parts | None,
+        kept: dict[int, tuple[str, tuple[int, ...]]] | None,
+        extenders: tuple[dict[str, int], ...] | None,
+        top: int | None,
+        selected: str | None,
+    ) -> None:
+        self._build = None
+        self._data = None
+        self.names, self.totals, self.offset = names, totals, offset
+        self.parts, self.kept, self.extenders = parts, kept, extenders
+        self.top, self.selected = top, selected
+
+    @classmethod
+    def of(cls, result: ScheduleResult, top: int | None) -> ScoreView | None:
+        """The scores of ``result`` (None when nothing was scored)."""
+        b = result.breakdown
+        selected = result.suggested_host or None
+        parts = None if b is None else _parts(b)
+        kept = None if b is None else b.kept
+        if result.totals is not None:
+            names = None if kept is not None else tuple([ni.name for ni in result.feasible])
+            offset = b.offset if b else 0
+            totals = array("q", result.totals).tobytes()
+            return cls(names, totals, offset, parts, kept, None, top, selected)
+        if not result.scores:
+            return None
+        scores = result.scores
+        return cls(
+            tuple([nps.name for nps in scores]),
+            tuple([nps.total_score for nps in scores]),
+            0,
+            parts,
+            kept,
+            tuple([{s.name: s.score for s in nps.scores} for nps in scores]),
+            top,
+            selected,
+        )
+
+    def _get(self) -> dict[str, NodeScoreDetail]:
+        data = self._data
+        if data is None:
+            data = self._data = self.details()
+        return data
+
+    def __len__(self) -> int:
+        if self.top is None and self._data is None:  # without building the breakdown
+            return len(self.node_names())
+        return len(self._get())
+
+    def node_names(self) -> Sequence[str]:
+        """Every scored node's name, in scoring order."""
+        if self.names is not None:
+            return self.names
+        assert self.parts is not None and self.kept is not None
+        return _KeptNames(self.parts[6], self.kept)
+
+    def trimmed(self, top: int) -> ScoreView:
+        """A view of the ``top`` best nodes only (ties by name; ``selected`` always kept),
+        keeping only their inputs."""
+        keep = top if self.top is None else min(top, self.top)
+        if self.top is None and len(self) <= keep:
+            return self
+        names = self.node_names()
+        if self.names is None:
+            names = list(names)  # read once: ties compare names
+        return self._subset(_top_score_indices(names, _ints(self.totals), keep, self.selected))
+
+    def selected_only(self, generation: int | None) -> ScoreView:
+        """A view of the selected node alone (``generation``: its NodeInfo's in the cycle)."""
+        if self.names is not None:
+            sel = self.selected
+            idx = [self.names.index(sel)] if sel is not None and sel in self.names else []
+        else:
+            assert self.parts is not None
+            gens = array("q", self.parts[6])
+            idx = [gens.index(generation)] if generation is not None and generation in gens else []
+        return self._subset(idx)
+
+    def _subset(self, idx: list[int]) -> ScoreView:
+        """The nodes at ``idx`` only, in that order, with their inputs."""
+        names = self.node_names()
+        totals = _ints(self.totals)
+        p = self.parts
+        sub: _Parts | None = None
+        if p is not None:
+            plugins, weights, raw, normalized, row_plugins, rows, gens = p
+            kept = self.kept
+            if kept is not None:
+                at = array("q", gens)
+                rows = tuple([kept[at[i]][1] for i in idx])
+            else:
+                rows = tuple([rows[i] for i in idx]) if rows else ()
+            sub = (
+                plugins, weights,
+                tuple([(n, tuple([col[i] for i in idx])) for n, col in raw]),
+                tuple([(n, tuple([col[i] for i in idx])) for n, col in normalized]),
+                row_plugins, rows, b"",
+            )
+        ext = self.extenders
+        return ScoreView(
+            tuple([names[i] for i in idx]),
+            tuple([totals[i] for i in idx]),
+            self.offset,
+            sub,
+            None,
+            None if ext is None else tuple([ext[i] for i in idx]),
+            None,
+            self.selected,
+        )
+
+    def details(self) -> dict[str, NodeScoreDetail]:
+        """The per-node score breakdown, in node order (rank order once trimmed)."""
+        if self.top is not None:
+            return self.trimmed(self.top).details()
+        names, off = self.node_names(), self.offset
+        totals = _ints(self.totals)
+        if off:
+            totals = [t + off for t in totals]
+        extenders = self.extenders
+        b = None if self.parts is None else _breakdown(self.parts, self.kept).resolved()
+        scores: dict[str, NodeScoreDetail] = {}
+        for i in range(len(names)):
+            plugins: dict[str, PluginScoreDetail] = {}
+            if b is not None:
+                for p in b.plugins:
+                    plugins[p] = PluginScoreDetail(
+                        b.raw_score(p, i), b.normalized_score(p, i), b.weights[p]
+                    )
+            ext = {} if extenders is None else {
+                k: v for k, v in extenders[i].items() if k not in plugins
+            }
+            scores[names[i]] = NodeScoreDetail(plugins, ext, totals[i])
+        return scores
 
 
 def _top_score_indices(
@@ -31,7 +244,7 @@ def _top_score_indices(
     keep: list[int] = []
     n = len(names)
     if top > 0 and n:
-        threshold = sorted(totals, reverse=True)[min(top, n) - 1]
+        threshold = nlargest(min(top, n), totals)[-1]
         above = list(compress(range(n), map(gt, totals, repeat(threshold))))
         at = list(compress(range(n), map(eq, totals, repeat(threshold))))
         above.sort(key=lambda i: (-totals[i], names[i]))
@@ -43,35 +256,10 @@ def _top_score_indices(
     return keep
 
 
-def _score_details(
-    result: ScheduleResult, top: int | None, selected: str | None
-) -> dict[str, NodeScoreDetail]:
-    """The per-node score breakdown of a cycle's result (the ``top`` best nodes, or all)."""
-    if result.totals is not None:
-        names = list(map(_NAME, result.feasible))
-        totals = result.totals
-        extenders: list[dict[str, int]] | None = None
-    else:
-        names = [nps.name for nps in result.scores]
-        totals = [nps.total_score for nps in result.scores]
-        extenders = [{s.name: s.score for s in nps.scores} for nps in result.scores]
-    b = result.breakdown
-    indices: Iterable[int] = range(len(names))
-    if top is not None:
-        indices = _top_score_indices(names, totals, top, selected)
-    scores: dict[str, NodeScoreDetail] = {}
-    for i in indices:
-        plugins: dict[str, PluginScoreDetail] = {}
-        if b is not None:
-            for p in b.plugins:
-                plugins[p] = PluginScoreDetail(
-                    b.raw_score(p, i), b.normalized_score(p, i), b.weights[p]
-                )
-        ext = {} if extenders is None else {
-            k: v for k, v in extenders[i].items() if k not in plugins
-        }
-        scores[names[i]] = NodeScoreDetail(plugins, ext, totals[i])
-    return scores
+def _sorted_names(names: Sequence[str] | ScoreView) -> tuple[str, ...]:
+    if isinstance(names, ScoreView):
+        names = names.node_names()
+    return tuple(sorted(names))
 
 
 class Explanations(SchedulerBase):
@@ -145,34 +333,62 @@ class Explanations(SchedulerBase):
                 rejected[name] = NodeVerdict(st.plugin or None, st.code.name, st.reasons)
             absent = d.node_to_status.absent_nodes_status
             if absent.reasons:
-                feasible = {ni.name for ni in (result.feasible if result else [])}
+                fit = {ni.name for ni in (result.feasible if result else [])}
                 for ni in self.snapshot.list():
-                    if ni.name not in rejected and ni.name not in feasible:
+                    if ni.name not in rejected and ni.name not in fit:
                         rejected[ni.name] = NodeVerdict(None, absent.code.name, absent.reasons)
         scores: Mapping[str, NodeScoreDetail] = {}
-        feasible_names: tuple[str, ...] = ()
+        feasible: tuple[str, ...] | Deferred = ()
         selected = None
         fast = False
         if result is not None:
-            feasible_names = tuple(sorted(map(_NAME, result.feasible)))
             selected = result.suggested_host or None
             fast = result.nominated_fast_path
-            top = self._explain_top_nodes
-            if top is not None:  # a few nodes: built now, the cycle's columns let go
-                scores = _score_details(result, top, selected)
-            elif result.scores or result.totals is not None:
-                scores = LazyScores(partial(_score_details, result, None, selected))
+            # References to what the cycle produced (immutable); the sorted feasible names and
+            # the per-node breakdown are built when read.
+            view = ScoreView.of(result, self._explain_top_nodes)
+            if view is not None:
+                scores = view
+                feasible = Deferred(_sorted_names, view)
+                if self._explain_full_pods is not None and self._explain_top_nodes is None:
+                    at = self.snapshot.node_info_map.get(selected or "")
+                    self._selected_generation[pod.key] = None if at is None else at.generation
+            elif len(result.feasible) == 1:
+                feasible = (result.feasible[0].name,)
+            elif result.feasible:
+                names = tuple([ni.name for ni in result.feasible])
+                feasible = Deferred(_sorted_names, names)
         batch = self._batch
         exp = Explanation(
-            pod.key, fwk.profile_name, pre, rejected, feasible_names, scores, selected, fast,
-            d.post_filter_msg,
+            pod.key, fwk.profile_name, pre, rejected, feasible, scores,  # type: ignore[arg-type]
+            selected, fast, d.post_filter_msg,
             batch.outcome if batch else None,
             (batch.hint or None) if batch else None,
         )
-        self.explanations[pod.key] = exp
-        if self._explain_keys is not None and pod.key in self._explain_keys:
-            self.explanation_history.setdefault(pod.key, []).append(exp)
+        key = pod.key
+        self.explanations[key] = exp
+        keys = self._explain_keys
+        if keys is not None and key in keys:
+            self.explanation_history.setdefault(key, []).append(exp)
+        elif self._explain_full_pods is not None:
+            self._bound_explanations(key)
         return exp
+
+    def _bound_explanations(self, key: str) -> None:
+        """Keep every node's breakdown for the ``explain_full_pods`` pods explained last; the
+        explanation of the pod explained before them is summarised (see :func:`summarised`)."""
+        order = self._explain_order
+        order.pop(key, None)
+        order[key] = None
+        limit = self._explain_full_pods
+        assert limit is not None
+        while len(order) > limit:
+            old = next(iter(order))
+            del order[old]
+            gen = self._selected_generation.pop(old, None)
+            exp = self.explanations.get(old)
+            if exp is not None:
+                self.explanations[old] = summarised(exp, self._explain_top_nodes, gen)
 
     def explain(self, pod: Pod | str) -> Explanation | None:
         """The breakdown of the last attempt for a pod (by object or namespace/name)."""
@@ -187,3 +403,33 @@ class Explanations(SchedulerBase):
             return list(history)
         last = self.explanations.get(key)
         return [] if last is None else [last]
+
+
+def summarised(exp: Explanation, top: int | None, generation: int | None = None) -> Explanation:
+    """``exp`` keeping the scores of its ``top`` best nodes only (the selected node among
+    them, ties by name), or with ``top`` None of the selected node alone (``generation``: its
+    NodeInfo's in the cycle); every other field is unchanged."""
+    scores = exp.scores
+    view: Mapping[str, NodeScoreDetail]
+    if isinstance(scores, ScoreView):
+        view = scores.trimmed(top) if top is not None else scores.selected_only(generation)
+    elif top is not None and len(scores) > top:
+        names = list(scores)
+        keep = _top_score_indices(names, [s.total for s in scores.values()], top, exp.selected)
+        view = {names[i]: scores[names[i]] for i in keep}
+    elif top is None and len(scores) > 1:
+        sel = exp.selected
+        view = {sel: scores[sel]} if sel is not None and sel in scores else {}
+    else:
+        return exp
+    if view is scores:
+        return exp
+    feasible = FEASIBLE_SLOT.raw(exp)
+    if isinstance(feasible, Deferred) and isinstance(feasible.arg, ScoreView):
+        # The names only: the rest of the full view goes.
+        feasible = Deferred(_sorted_names, feasible.arg.node_names())
+    return Explanation(
+        exp.pod, exp.profile, exp.pre_filter, exp.rejected, feasible, view,
+        exp.selected, exp.nominated_fast_path, exp.post_filter_message, exp.batch,
+        exp.batch_hint,
+    )
