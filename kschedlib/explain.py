@@ -28,9 +28,21 @@ from kschedlib.schedule_one import ScheduleResult
 from kschedlib.scheduler_base import SchedulerBase
 
 
-class _KeptNames(Sequence[str]):
+class _Sorted(Deferred):
+    """The sorted names of the feasible nodes, built when read."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = names
+
+    def build(self) -> tuple[str, ...]:
+        return tuple(sorted(self.names))
+
+
+class _KeptNames(Sequence[str], Deferred):
     """The node names of a folded cycle, read by generation (``array("q")`` bytes) from its
-    table."""
+    table; as a Deferred, their sorted tuple."""
 
     __slots__ = ("gens", "kept")
 
@@ -53,6 +65,9 @@ class _KeptNames(Sequence[str]):
     def __iter__(self) -> Iterator[str]:
         kept = self.kept
         return iter([kept[g][0] for g in array("q", self.gens)])
+
+    def build(self) -> tuple[str, ...]:
+        return tuple(sorted(self))
 
 
 def _ints(values: Sequence[int] | bytes) -> Sequence[int]:
@@ -87,13 +102,14 @@ def _breakdown(p: _Parts, kept: dict[int, tuple[str, tuple[int, ...]]] | None) -
     )
 
 
-class ScoreView(LazyScores):
+class ScoreView(LazyScores, Deferred):
     """Node name -> NodeScoreDetail of an attempt, rendered on first use from what the cycle
     left: immutable things (tuples, bytes, the folded path's table whose entries never
     change). Recording an attempt costs a few references and leaves the garbage collector
     little to look at. ``offset`` is added to every total (relative totals); ``names`` None:
     read from ``kept`` by generation; ``top``: only the best nodes (ties by name,
-    ``selected`` among them) are shown."""
+    ``selected`` among them) are shown. As a Deferred (an explanation's ``feasible``): the
+    sorted node names."""
 
     __slots__ = ("names", "totals", "offset", "parts", "kept", "extenders", "top", "selected")
 
@@ -139,6 +155,9 @@ class ScoreView(LazyScores):
             top,
             selected,
         )
+
+    def build(self) -> tuple[str, ...]:
+        return tuple(sorted(self.node_names()))
 
     def _get(self) -> dict[str, NodeScoreDetail]:
         data = self._data
@@ -256,12 +275,6 @@ def _top_score_indices(
     return keep
 
 
-def _sorted_names(names: Sequence[str] | ScoreView) -> tuple[str, ...]:
-    if isinstance(names, ScoreView):
-        names = names.node_names()
-    return tuple(sorted(names))
-
-
 class Explanations(SchedulerBase):
     """Per-node explanations of attempts, and why a pod is still pending."""
 
@@ -349,7 +362,7 @@ class Explanations(SchedulerBase):
             view = ScoreView.of(result, self._explain_top_nodes)
             if view is not None:
                 scores = view
-                feasible = Deferred(_sorted_names, view)
+                feasible = view  # its sorted names, when read
                 if self._explain_full_pods is not None and self._explain_top_nodes is None:
                     at = self.snapshot.node_info_map.get(selected or "")
                     self._selected_generation[pod.key] = None if at is None else at.generation
@@ -357,7 +370,7 @@ class Explanations(SchedulerBase):
                 feasible = (result.feasible[0].name,)
             elif result.feasible:
                 names = tuple([ni.name for ni in result.feasible])
-                feasible = Deferred(_sorted_names, names)
+                feasible = _Sorted(names)
         batch = self._batch
         exp = Explanation(
             pod.key, fwk.profile_name, pre, rejected, feasible, scores,  # type: ignore[arg-type]
@@ -425,9 +438,9 @@ def summarised(exp: Explanation, top: int | None, generation: int | None = None)
     if view is scores:
         return exp
     feasible = FEASIBLE_SLOT.raw(exp)
-    if isinstance(feasible, Deferred) and isinstance(feasible.arg, ScoreView):
-        # The names only: the rest of the full view goes.
-        feasible = Deferred(_sorted_names, feasible.arg.node_names())
+    if isinstance(feasible, ScoreView):  # the names only: the rest of the full view goes
+        source = feasible.node_names()
+        feasible = source if isinstance(source, _KeptNames) else _Sorted(source)
     return Explanation(
         exp.pod, exp.profile, exp.pre_filter, exp.rejected, feasible, view,
         exp.selected, exp.nominated_fast_path, exp.post_filter_message, exp.batch,

@@ -175,15 +175,13 @@ class Explanation:
 
 
 class Deferred:
-    """A field value an Explanation builds on first read (from immutable inputs), then keeps."""
+    """A field value an Explanation builds on first read (from immutable inputs), then keeps:
+    what :meth:`build` returns."""
 
-    __slots__ = ("fn", "arg")
-
-    def __init__(self, fn: Callable[[Any], Any], arg: Any) -> None:
-        self.fn, self.arg = fn, arg
+    __slots__ = ()
 
     def build(self) -> Any:
-        return self.fn(self.arg)
+        raise NotImplementedError
 
 
 class _DeferredSlot:
@@ -199,7 +197,7 @@ class _DeferredSlot:
         if obj is None:
             return self
         value = self.slot.__get__(obj, owner)
-        if value.__class__ is Deferred:
+        if isinstance(value, Deferred):
             value = value.build()
             self.slot.__set__(obj, value)
         return value
