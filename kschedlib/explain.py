@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from heapq import nlargest
+from heapq import nlargest, nsmallest
 from itertools import compress, repeat
 from operator import eq, gt
 from struct import unpack_from
@@ -26,6 +26,10 @@ from kschedlib.results import (
 )
 from kschedlib.schedule_one import ScheduleResult
 from kschedlib.scheduler_base import SchedulerBase
+
+ScoreRow = tuple[str, int, list[tuple[str, int, int, int]], dict[str, int]]
+"""A node's scores as plain data: (node, total, [(plugin, raw, normalized, weight)],
+extenders)."""
 
 
 class _Sorted(Deferred):
@@ -131,14 +135,18 @@ class ScoreView(LazyScores, Deferred):
         self.top, self.selected = top, selected
 
     @classmethod
-    def of(cls, result: ScheduleResult, top: int | None) -> ScoreView | None:
-        """The scores of ``result`` (None when nothing was scored)."""
+    def of(
+        cls, result: ScheduleResult, top: int | None, names: tuple[str, ...] | None = None
+    ) -> ScoreView | None:
+        """The scores of ``result`` (None when nothing was scored); ``names``: the feasible
+        nodes' names when the caller has them."""
         b = result.breakdown
         selected = result.suggested_host or None
         parts = None if b is None else _parts(b)
         kept = None if b is None else b.kept
         if result.totals is not None:
-            names = None if kept is not None else tuple([ni.name for ni in result.feasible])
+            if names is None and kept is None:
+                names = tuple([ni.name for ni in result.feasible])
             offset = b.offset if b else 0
             totals = array("q", result.totals).tobytes()
             return cls(names, totals, offset, parts, kept, None, top, selected)
@@ -231,6 +239,29 @@ class ScoreView(LazyScores, Deferred):
             self.selected,
         )
 
+    def plain(self) -> list[ScoreRow]:
+        """What :meth:`details` gives, as plain tuples (no objects built)."""
+        if self.top is not None:
+            return self.trimmed(self.top).plain()
+        names, off = self.node_names(), self.offset
+        totals = _ints(self.totals)
+        extenders = self.extenders
+        b = None if self.parts is None else _breakdown(self.parts, self.kept).resolved()
+        out: list[ScoreRow] = []
+        for i in range(len(names)):
+            plugins: list[tuple[str, int, int, int]] = []
+            if b is not None:
+                plugins = [
+                    (p, b.raw_score(p, i), b.normalized_score(p, i), b.weights[p])
+                    for p in b.plugins
+                ]
+            ext: dict[str, int] = {}
+            if extenders is not None:
+                seen = {p[0] for p in plugins}
+                ext = {k: v for k, v in extenders[i].items() if k not in seen}
+            out.append((names[i], totals[i] + off, plugins, ext))
+        return out
+
     def details(self) -> dict[str, NodeScoreDetail]:
         """The per-node score breakdown, in node order (rank order once trimmed)."""
         if self.top is not None:
@@ -263,12 +294,18 @@ def _top_score_indices(
     keep: list[int] = []
     n = len(names)
     if top > 0 and n:
-        threshold = nlargest(min(top, n), totals)[-1]
+        best = max(totals)
+        threshold = best if totals.count(best) >= top else nlargest(min(top, n), totals)[-1]
         above = list(compress(range(n), map(gt, totals, repeat(threshold))))
         at = list(compress(range(n), map(eq, totals, repeat(threshold))))
         above.sort(key=lambda i: (-totals[i], names[i]))
-        at.sort(key=names.__getitem__)
-        keep = above + at[: top - len(above)]
+        m = top - len(above)
+        if len(at) <= m:
+            pick = sorted(at, key=names.__getitem__)
+        else:  # the m smallest names among many ties (names are unique)
+            at_names = [names[i] for i in at]
+            pick = [at[at_names.index(nm)] for nm in nsmallest(m, at_names)]
+        keep = above + pick
     if selected and all(names[i] != selected for i in keep):
         pick = [names.index(selected)] if selected in names else []
         keep = [*keep[: max(top - 1, 0)], *pick]
@@ -359,13 +396,26 @@ class Explanations(SchedulerBase):
             fast = result.nominated_fast_path
             # References to what the cycle produced (immutable); the sorted feasible names and
             # the per-node breakdown are built when read.
-            view = ScoreView.of(result, self._explain_top_nodes)
+            top = self._explain_top_nodes
+            if top is not None:
+                # A few nodes' scores: picked now, while the cycle's nodes are in the CPU's
+                # caches (the names of the nodes tied at the top are compared); the rest goes.
+                names = tuple([ni.name for ni in result.feasible])
+                view = ScoreView.of(result, top, names)
+                if view is not None:
+                    scores = view.trimmed(top)
+                feasible = names if len(names) < 2 else _Sorted(names)
+                view = None
+            else:
+                view = ScoreView.of(result, None)
             if view is not None:
                 scores = view
                 feasible = view  # its sorted names, when read
                 if self._explain_full_pods is not None and self._explain_top_nodes is None:
                     at = self.snapshot.node_info_map.get(selected or "")
                     self._selected_generation[pod.key] = None if at is None else at.generation
+            elif top is not None:
+                pass
             elif len(result.feasible) == 1:
                 feasible = (result.feasible[0].name,)
             elif result.feasible:
@@ -446,3 +496,26 @@ def summarised(exp: Explanation, top: int | None, generation: int | None = None)
         exp.selected, exp.nominated_fast_path, exp.post_filter_message, exp.batch,
         exp.batch_hint,
     )
+
+
+def score_rows(exp: Explanation) -> list[ScoreRow]:
+    """``exp.scores`` as (node, total, [(plugin, raw, normalized, weight)], extenders) tuples,
+    in its order, without building the NodeScoreDetail objects when they are not built yet."""
+    scores = exp.scores
+    if isinstance(scores, ScoreView) and scores._data is None:
+        return scores.plain()
+    return [
+        (n, d.total, [(p, v.raw, v.normalized, v.weight) for p, v in d.plugins.items()],
+         dict(d.extenders))
+        for n, d in scores.items()
+    ]
+
+
+def feasible_count(exp: Explanation) -> int:
+    """``len(exp.feasible)`` without building the sorted names."""
+    raw = FEASIBLE_SLOT.raw(exp)
+    if isinstance(raw, ScoreView):
+        return len(raw.node_names())
+    if isinstance(raw, _Sorted):
+        return len(raw.names)
+    return len(raw)
