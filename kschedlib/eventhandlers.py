@@ -290,7 +290,6 @@ class EventHandlers(SchedulerBase):
         """Nothing is kept for a deleted pod: its explanations and last failure go."""
         self.explanations.pop(key, None)
         self._explain_order.pop(key, None)
-        self._selected_generation.pop(key, None)
         self.explanation_history.pop(key, None)
         self.events.forget(key)
 

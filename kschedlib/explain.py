@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from heapq import nlargest, nsmallest
 from itertools import compress, repeat
 from operator import eq, gt
 from struct import unpack_from
-from typing import Any
 
 from kschedlib.api.pod import Pod
 from kschedlib.framework.diagnosis import Diagnosis
@@ -44,36 +43,6 @@ class _Sorted(Deferred):
         return tuple(sorted(self.names))
 
 
-class _KeptNames(Sequence[str], Deferred):
-    """The node names of a folded cycle, read by generation (``array("q")`` bytes) from its
-    table; as a Deferred, their sorted tuple."""
-
-    __slots__ = ("gens", "kept")
-
-    def __init__(self, gens: bytes, kept: dict[int, tuple[str, tuple[int, ...]]]) -> None:
-        self.gens, self.kept = gens, kept
-
-    def __len__(self) -> int:
-        return len(self.gens) // 8
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return list(self)[i]
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(i)
-        return self.kept[unpack_from("q", self.gens, 8 * i)[0]][0]
-
-    def __iter__(self) -> Iterator[str]:
-        kept = self.kept
-        return iter([kept[g][0] for g in array("q", self.gens)])
-
-    def build(self) -> tuple[str, ...]:
-        return tuple(sorted(self))
-
-
 def _ints(values: Sequence[int] | bytes) -> Sequence[int]:
     return array("q", values) if isinstance(values, bytes) else values
 
@@ -102,7 +71,7 @@ def _breakdown(p: _Parts, kept: dict[int, tuple[str, tuple[int, ...]]] | None) -
     plugins, weights, raw, normalized, row_plugins, rows, gens = p
     return ScoreBreakdown(
         list(plugins), dict(weights), dict(raw), dict(normalized), list(row_plugins),
-        rows, 0, gens, kept,
+        rows, 0, None, gens, kept,
     )
 
 
@@ -110,16 +79,16 @@ class ScoreView(LazyScores, Deferred):
     """Node name -> NodeScoreDetail of an attempt, rendered on first use from what the cycle
     left: immutable things (tuples, bytes, the folded path's table whose entries never
     change). Recording an attempt costs a few references and leaves the garbage collector
-    little to look at. ``offset`` is added to every total (relative totals); ``names`` None:
-    read from ``kept`` by generation; ``top``: only the best nodes (ties by name,
-    ``selected`` among them) are shown. As a Deferred (an explanation's ``feasible``): the
+    little to look at. ``offset`` is added to every total (relative totals); the folded
+    plugins' rows are read from ``kept`` by generation; ``top``: only the best nodes (ties by
+    name, ``selected`` among them) are shown. As a Deferred (an explanation's ``feasible``): the
     sorted node names."""
 
     __slots__ = ("names", "totals", "offset", "parts", "kept", "extenders", "top", "selected")
 
     def __init__(
         self,
-        names: tuple[str, ...] | None,
+        names: tuple[str, ...],
         totals: Sequence[int] | bytes,
         offset: int,
         parts: _Parts | None,
@@ -145,8 +114,10 @@ class ScoreView(LazyScores, Deferred):
         parts = None if b is None else _parts(b)
         kept = None if b is None else b.kept
         if result.totals is not None:
-            if names is None and kept is None:
-                names = tuple([ni.name for ni in result.feasible])
+            if names is None:
+                names = b.names if b is not None and b.names is not None else tuple(
+                    [ni.name for ni in result.feasible]
+                )
             offset = b.offset if b else 0
             totals = array("q", result.totals).tobytes()
             return cls(names, totals, offset, parts, kept, None, top, selected)
@@ -164,6 +135,39 @@ class ScoreView(LazyScores, Deferred):
             selected,
         )
 
+    @classmethod
+    def top_of(
+        cls, result: ScheduleResult, top: int, names: tuple[str, ...]
+    ) -> ScoreView | None:
+        """The scores of ``result``'s ``top`` best nodes only (as ``of(...).trimmed(top)``),
+        picked straight from the cycle's columns; ``names``: the feasible nodes' names."""
+        totals = result.totals
+        b = result.breakdown
+        if totals is None:
+            view = cls.of(result, top, names)
+            return None if view is None else view.trimmed(top)
+        selected = result.suggested_host or None
+        idx = _top_score_indices(names, totals, top, selected)
+        parts: _Parts | None = None
+        if b is not None:
+            kept, gens = b.kept, b.gens
+            if kept is not None:
+                rows: Sequence[tuple[int, ...]] = tuple(
+                    [kept[unpack_from("q", gens, 8 * i)[0]][1] for i in idx]
+                )
+            else:
+                rows = tuple([b.rows[i] for i in idx]) if b.rows else ()
+            parts = (
+                tuple(b.plugins), tuple(b.weights.items()),
+                tuple([(n, tuple([col[i] for i in idx])) for n, col in b.raw.items()]),
+                tuple([(n, tuple([col[i] for i in idx])) for n, col in b.normalized.items()]),
+                tuple(b.row_plugins), rows, b"",
+            )
+        return cls(
+            tuple([names[i] for i in idx]), tuple([totals[i] for i in idx]),
+            b.offset if b else 0, parts, None, None, None, selected,
+        )
+
     def build(self) -> tuple[str, ...]:
         return tuple(sorted(self.node_names()))
 
@@ -178,12 +182,9 @@ class ScoreView(LazyScores, Deferred):
             return len(self.node_names())
         return len(self._get())
 
-    def node_names(self) -> Sequence[str]:
+    def node_names(self) -> tuple[str, ...]:
         """Every scored node's name, in scoring order."""
-        if self.names is not None:
-            return self.names
-        assert self.parts is not None and self.kept is not None
-        return _KeptNames(self.parts[6], self.kept)
+        return self.names
 
     def trimmed(self, top: int) -> ScoreView:
         """A view of the ``top`` best nodes only (ties by name; ``selected`` always kept),
@@ -191,21 +192,13 @@ class ScoreView(LazyScores, Deferred):
         keep = top if self.top is None else min(top, self.top)
         if self.top is None and len(self) <= keep:
             return self
-        names = self.node_names()
-        if self.names is None:
-            names = list(names)  # read once: ties compare names
+        names = self.names
         return self._subset(_top_score_indices(names, _ints(self.totals), keep, self.selected))
 
-    def selected_only(self, generation: int | None) -> ScoreView:
-        """A view of the selected node alone (``generation``: its NodeInfo's in the cycle)."""
-        if self.names is not None:
-            sel = self.selected
-            idx = [self.names.index(sel)] if sel is not None and sel in self.names else []
-        else:
-            assert self.parts is not None
-            gens = array("q", self.parts[6])
-            idx = [gens.index(generation)] if generation is not None and generation in gens else []
-        return self._subset(idx)
+    def selected_only(self) -> ScoreView:
+        """A view of the selected node alone."""
+        sel = self.selected
+        return self._subset([self.names.index(sel)] if sel is not None and sel in self.names else [])
 
     def _subset(self, idx: list[int]) -> ScoreView:
         """The nodes at ``idx`` only, in that order, with their inputs."""
@@ -302,7 +295,9 @@ def _top_score_indices(
         m = top - len(above)
         if len(at) <= m:
             pick = sorted(at, key=names.__getitem__)
-        else:  # the m smallest names among many ties (names are unique)
+        elif len(at) == n:  # every node tied (names are unique)
+            pick = [names.index(nm) for nm in nsmallest(m, names)]
+        else:  # the m smallest names among many ties
             at_names = [names[i] for i in at]
             pick = [at[at_names.index(nm)] for nm in nsmallest(m, at_names)]
         keep = above + pick
@@ -400,10 +395,13 @@ class Explanations(SchedulerBase):
             if top is not None:
                 # A few nodes' scores: picked now, while the cycle's nodes are in the CPU's
                 # caches (the names of the nodes tied at the top are compared); the rest goes.
-                names = tuple([ni.name for ni in result.feasible])
-                view = ScoreView.of(result, top, names)
+                b = result.breakdown
+                names = b.names if b is not None and b.names is not None else tuple(
+                    [ni.name for ni in result.feasible]
+                )
+                view = ScoreView.top_of(result, top, names)
                 if view is not None:
-                    scores = view.trimmed(top)
+                    scores = view
                 feasible = names if len(names) < 2 else _Sorted(names)
                 view = None
             else:
@@ -411,9 +409,6 @@ class Explanations(SchedulerBase):
             if view is not None:
                 scores = view
                 feasible = view  # its sorted names, when read
-                if self._explain_full_pods is not None and self._explain_top_nodes is None:
-                    at = self.snapshot.node_info_map.get(selected or "")
-                    self._selected_generation[pod.key] = None if at is None else at.generation
             elif top is not None:
                 pass
             elif len(result.feasible) == 1:
@@ -448,10 +443,9 @@ class Explanations(SchedulerBase):
         while len(order) > limit:
             old = next(iter(order))
             del order[old]
-            gen = self._selected_generation.pop(old, None)
             exp = self.explanations.get(old)
             if exp is not None:
-                self.explanations[old] = summarised(exp, self._explain_top_nodes, gen)
+                self.explanations[old] = summarised(exp, self._explain_top_nodes)
 
     def explain(self, pod: Pod | str) -> Explanation | None:
         """The breakdown of the last attempt for a pod (by object or namespace/name)."""
@@ -468,14 +462,14 @@ class Explanations(SchedulerBase):
         return [] if last is None else [last]
 
 
-def summarised(exp: Explanation, top: int | None, generation: int | None = None) -> Explanation:
+def summarised(exp: Explanation, top: int | None) -> Explanation:
     """``exp`` keeping the scores of its ``top`` best nodes only (the selected node among
-    them, ties by name), or with ``top`` None of the selected node alone (``generation``: its
-    NodeInfo's in the cycle); every other field is unchanged."""
+    them, ties by name), or with ``top`` None of the selected node alone; every other field
+    is unchanged."""
     scores = exp.scores
     view: Mapping[str, NodeScoreDetail]
     if isinstance(scores, ScoreView):
-        view = scores.trimmed(top) if top is not None else scores.selected_only(generation)
+        view = scores.trimmed(top) if top is not None else scores.selected_only()
     elif top is not None and len(scores) > top:
         names = list(scores)
         keep = _top_score_indices(names, [s.total for s in scores.values()], top, exp.selected)
@@ -489,8 +483,7 @@ def summarised(exp: Explanation, top: int | None, generation: int | None = None)
         return exp
     feasible = FEASIBLE_SLOT.raw(exp)
     if isinstance(feasible, ScoreView):  # the names only: the rest of the full view goes
-        source = feasible.node_names()
-        feasible = source if isinstance(source, _KeptNames) else _Sorted(source)
+        feasible = _Sorted(feasible.names)
     return Explanation(
         exp.pod, exp.profile, exp.pre_filter, exp.rejected, feasible, view,
         exp.selected, exp.nominated_fast_path, exp.post_filter_message, exp.batch,

@@ -206,8 +206,6 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
         self._explain_full_pods = explain_full_pods
         self._explain_order: dict[str, None] = {}
         """The pods whose explanations keep every node, oldest first."""
-        self._selected_generation: dict[str, int | None] = {}
-        """Their selected node's NodeInfo generation (to find it when summarising)."""
         self.objects = ObjectStore()
         self.cache = Cache(
             ttl=assumed_pod_ttl,

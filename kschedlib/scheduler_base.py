@@ -76,7 +76,6 @@ class SchedulerBase:
     _explain_top_nodes: int | None
     _explain_full_pods: int | None
     _explain_order: dict[str, None]
-    _selected_generation: dict[str, int | None]
     _pending: dict[str, Pod]
     _pending_keys: dict[str, str]
     _foreign: dict[str, Pod]

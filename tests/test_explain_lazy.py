@@ -116,7 +116,7 @@ def test_summaries_and_the_bound_as_documented() -> None:
     assert a.scores[ra.node] == ra.explanation.scores[ra.node]
     assert summarised(ra.explanation, 2).scores.keys() <= ra.explanation.scores.keys()
     s.delete_pod("default/b")
-    assert not s._explain_order and not s._selected_generation
+    assert not s._explain_order
     unbounded = new_scheduler(explain_full_pods=None)
     unbounded.add_node(node("n0"))
     for name in "xyz":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -397,6 +398,9 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
         err.write(f"kschedlib simulate: warning: {warning}\n")
     try:
         cluster = load_cluster(*args.paths)
+        # The loaded objects live as long as this process: the collector's full passes need
+        # not walk them again (what the run creates is still collected).
+        gc.freeze()
         for note in cluster.notes():
             err.write(f"kschedlib simulate: {note}\n")
         if not any(isinstance(o, Node) for o in cluster.objects):

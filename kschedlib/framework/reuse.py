@@ -47,6 +47,8 @@ class ScoreBreakdown:
     rows: Sequence[tuple[int, ...]] = attrs.field(factory=list)
     offset: int = 0
     """A score common to every node that the cycle's totals leave out (relative totals)."""
+    names: tuple[str, ...] | None = None
+    """The nodes' names (read with their generations, while they are at hand)."""
     gens: bytes = b""
     """With ``kept``: each node's NodeInfo generation (``array("q")`` bytes); ``rows`` is then
     empty."""
@@ -260,6 +262,8 @@ class ResultReuse:
         # explanations.
         kept = cache.generation_table(("totals-rows", key), self._live_generations)
         gens = [ni.generation for ni in nodes]  # (faster than attrgetter in map: a slot read)
+        if breakdown is not None:  # for explanations, while the NodeInfos are at hand
+            breakdown.names = tuple([ni.name for ni in nodes])
         totals: list[Any] = list(map(table.get, gens))
         if None in totals:
             missing = [i for i, r in enumerate(totals) if r is None]
