@@ -84,7 +84,9 @@ class ScoreView(LazyScores, Deferred):
     name, ``selected`` among them) are shown. As a Deferred (an explanation's ``feasible``): the
     sorted node names."""
 
-    __slots__ = ("names", "totals", "offset", "parts", "kept", "extenders", "top", "selected")
+    __slots__ = (
+        "names", "totals", "offset", "parts", "kept", "extenders", "top", "selected", "at",
+    )
 
     def __init__(
         self,
@@ -102,6 +104,8 @@ class ScoreView(LazyScores, Deferred):
         self.names, self.totals, self.offset = names, totals, offset
         self.parts, self.kept, self.extenders = parts, kept, extenders
         self.top, self.selected = top, selected
+        self.at: int | None = None
+        """The selected node's index, when known."""
 
     @classmethod
     def of(
@@ -119,8 +123,10 @@ class ScoreView(LazyScores, Deferred):
                     [ni.name for ni in result.feasible]
                 )
             offset = b.offset if b else 0
-            totals = array("q", result.totals).tobytes()
-            return cls(names, totals, offset, parts, kept, None, top, selected)
+            view = cls(names, tuple(result.totals), offset, parts, kept, None, top, selected)
+            if selected is not None and selected in names:  # found now, while at hand
+                view.at = names.index(selected)
+            return view
         if not result.scores:
             return None
         scores = result.scores
@@ -197,8 +203,10 @@ class ScoreView(LazyScores, Deferred):
 
     def selected_only(self) -> ScoreView:
         """A view of the selected node alone."""
-        sel = self.selected
-        return self._subset([self.names.index(sel)] if sel is not None and sel in self.names else [])
+        sel, at = self.selected, self.at
+        if at is None and sel is not None and sel in self.names:
+            at = self.names.index(sel)
+        return self._subset([] if at is None else [at])
 
     def _subset(self, idx: list[int]) -> ScoreView:
         """The nodes at ``idx`` only, in that order, with their inputs."""
@@ -448,7 +456,9 @@ class Explanations(SchedulerBase):
                 self.explanations[old] = summarised(exp, self._explain_top_nodes)
 
     def explain(self, pod: Pod | str) -> Explanation | None:
-        """The breakdown of the last attempt for a pod (by object or namespace/name)."""
+        """The breakdown of the last attempt for a pod (by object or namespace/name). Beyond
+        the ``explain_full_pods`` pods explained most recently, it keeps the selected node's
+        scores only (the top nodes' with ``explain_top_nodes``); the rest is unchanged."""
         key = pod.key if isinstance(pod, Pod) else pod
         return self.explanations.get(key)
 
