@@ -440,6 +440,7 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     if args.html:
         from kschedlib.report import Report
 
+        gc.freeze()  # the run's results stay until the process ends: not walked again
         try:
             title = ", ".join(os.path.basename(p.rstrip("/")) for p in args.paths)
             Report.from_simulation(sim, title=title).write_html(args.html)
