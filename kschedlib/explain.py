@@ -43,10 +43,6 @@ class _Sorted(Deferred):
         return tuple(sorted(self.names))
 
 
-def _ints(values: Sequence[int] | bytes) -> Sequence[int]:
-    return array("q", values) if isinstance(values, bytes) else values
-
-
 _Parts = tuple[
     tuple[str, ...],
     tuple[tuple[str, int], ...],
@@ -77,7 +73,7 @@ def _breakdown(p: _Parts, kept: dict[int, tuple[str, tuple[int, ...]]] | None) -
 
 class ScoreView(LazyScores, Deferred):
     """Node name -> NodeScoreDetail of an attempt, rendered on first use from what the cycle
-    left: immutable things (tuples, bytes, the folded path's table whose entries never
+    left: immutable things (tuples, bytes, the folded score path's table, whose entries never
     change). Recording an attempt costs a few references and leaves the garbage collector
     little to look at. ``offset`` is added to every total (relative totals); the folded
     plugins' rows are read from ``kept`` by generation; ``top``: only the best nodes (ties by
@@ -91,7 +87,7 @@ class ScoreView(LazyScores, Deferred):
     def __init__(
         self,
         names: tuple[str, ...],
-        totals: Sequence[int] | bytes,
+        totals: Sequence[int],
         offset: int,
         parts: _Parts | None,
         kept: dict[int, tuple[str, tuple[int, ...]]] | None,
@@ -199,7 +195,7 @@ class ScoreView(LazyScores, Deferred):
         if self.top is None and len(self) <= keep:
             return self
         names = self.names
-        return self._subset(_top_score_indices(names, _ints(self.totals), keep, self.selected))
+        return self._subset(_top_score_indices(names, self.totals, keep, self.selected))
 
     def selected_only(self) -> ScoreView:
         """A view of the selected node alone."""
@@ -211,7 +207,7 @@ class ScoreView(LazyScores, Deferred):
     def _subset(self, idx: list[int]) -> ScoreView:
         """The nodes at ``idx`` only, in that order, with their inputs."""
         names = self.node_names()
-        totals = _ints(self.totals)
+        totals = self.totals
         p = self.parts
         sub: _Parts | None = None
         if p is not None:
@@ -245,7 +241,7 @@ class ScoreView(LazyScores, Deferred):
         if self.top is not None:
             return self.trimmed(self.top).plain()
         names, off = self.node_names(), self.offset
-        totals = _ints(self.totals)
+        totals = self.totals
         extenders = self.extenders
         b = None if self.parts is None else _breakdown(self.parts, self.kept).resolved()
         out: list[ScoreRow] = []
@@ -268,7 +264,7 @@ class ScoreView(LazyScores, Deferred):
         if self.top is not None:
             return self.trimmed(self.top).details()
         names, off = self.node_names(), self.offset
-        totals = _ints(self.totals)
+        totals = self.totals
         if off:
             totals = [t + off for t in totals]
         extenders = self.extenders
