@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Iterable, Sequence
 from itertools import chain, compress, islice, repeat
-from operator import eq
+from operator import attrgetter, eq, is_, itemgetter
 from typing import Any
 
 import attrs
@@ -18,7 +18,7 @@ from kschedlib.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, E
 from kschedlib.framework.interface import MAX_NODE_SCORE
 from kschedlib.framework.reuse import ScoreBreakdown
 from kschedlib.framework.runtime import Framework, NodePluginScores, PluginScore
-from kschedlib.framework.status import Code, Status, from_exception
+from kschedlib.framework.status import Code, Status, from_exception, shared
 from kschedlib.framework.types import NodeInfo
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -110,7 +110,7 @@ def _filter_node_local(
     to_find: int,
     filters: list[tuple[str, Any]],
     table: dict[int, Status | None],
-) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
+) -> tuple[list[NodeInfo], list[tuple[str, Status]] | Rejections]:
     """Every filter is node-local and no pod is nominated: the verdict of a node is reused
     while its NodeInfo is unchanged (``table`` is keyed by the NodeInfo generation). Nodes
     are visited in round-robin order from ``start_at``."""
@@ -140,15 +140,21 @@ def _filter_node_local(
                 if get(ni.generation, _MISSING) is not _MISSING:
                     break  # a stored rejection: the loop below decides
                 st = run(state, pod, ni, filters)
-                if st is None or st.is_rejected():  # errors are never stored
-                    table[ni.generation] = st
-                if st is not None:
-                    break  # a rejection (or an error): the loop below decides, from the start
-                fit[i] = True
+                if st is None:
+                    table[ni.generation] = None
+                    fit[i] = True
+                    continue
+                if st.is_rejected():  # errors are never stored
+                    table[ni.generation] = shared(st)
+                break  # a rejection (or an error): the loop below decides, from the start
         except ValueError:
             pass
     if fit.count(True) == len(head):  # every node of the window fits
         return head[:to_find], []
+    if True not in fit:  # no node of the window is known to fit: maybe none does
+        everywhere = _rejected_everywhere(fwk, state, pod, nodes, start_at, filters, table)
+        if everywhere is not None:
+            return [], everywhere
     order = chain(head, rest)
     feasible: list[NodeInfo] = []
     append = feasible.append
@@ -160,8 +166,10 @@ def _filter_node_local(
         st = get(ni.generation, missing)
         if st is missing:
             st = run(state, pod, ni, filters)
-            if st is None or st.is_rejected():  # errors are never stored
-                table[ni.generation] = st
+            if st is None:
+                table[ni.generation] = None
+            elif st.is_rejected():  # errors are never stored
+                st = table[ni.generation] = shared(st)
         if st is None:
             if not left:
                 break
@@ -174,6 +182,65 @@ def _filter_node_local(
     return feasible, failed
 
 
+_name = attrgetter("name")
+_first = itemgetter(0)
+_second = itemgetter(1)
+
+
+@attrs.define(slots=True)
+class Rejections:
+    """The nodes a Filter pass rejected and their statuses, as two lists (a pass over
+    thousands of nodes then builds no pair per node)."""
+
+    nodes: list[NodeInfo]
+    statuses: list[Status]
+
+    def __len__(self) -> int:
+        return len(self.statuses)
+
+
+def _rejected_everywhere(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    start_at: int,
+    filters: list[tuple[str, Any]],
+    table: dict[int, Status | None],
+) -> Rejections | None:
+    """Every node's rejection in round-robin order from ``start_at`` when no node fits (a
+    pod that fits nowhere), read from ``table`` in bulk; the nodes changed since
+    their verdict was stored are filtered in that order (an error raises, as the loop
+    would). None as soon as a node fits: the loop in ``_filter_node_local`` then decides,
+    finding the verdicts stored here."""
+    ordered = [*nodes[start_at:], *nodes[:start_at]] if start_at else list(nodes)
+    get = table.get
+    missing = _MISSING
+    verdicts: list[Any] = [get(ni.generation, missing) for ni in ordered]
+    if any(map(is_, verdicts, repeat(None))):
+        return None
+    stale = list(map(is_, verdicts, repeat(missing)))
+    if True in stale:
+        run = fwk.run_filter_plugins
+        i = -1
+        try:
+            while True:
+                i = stale.index(True, i + 1)
+                ni = ordered[i]
+                st = run(state, pod, ni, filters)
+                if st is None:
+                    table[ni.generation] = None
+                    return None
+                if st.is_rejected():
+                    st = table[ni.generation] = shared(st)
+                elif st.code == Code.Error:
+                    raise SchedulingError(st.message())
+                verdicts[i] = st
+        except ValueError:
+            pass
+    return Rejections(ordered, verdicts)
+
+
 def _filter_with_table(
     fwk: Framework,
     state: CycleState,
@@ -184,7 +251,7 @@ def _filter_with_table(
     k: int,
     table: dict[int, Status | None],
     nominated_names: Collection[str],
-) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
+) -> tuple[list[NodeInfo], list[tuple[str, Status]] | Rejections]:
     """The ``k`` leading node-local filters' verdict is reused while a NodeInfo is unchanged;
     the other filters run as usual. A node with nominated pods runs every filter with them;
     when all filters are node-local that verdict is reused too, while both the NodeInfo and
@@ -195,6 +262,11 @@ def _filter_with_table(
     if nominated_names and not rest:
         nominated_table = fwk.nominated_filter_table(state, pod, filters)
         nominated_key = fwk.nominated_filter_keyer(state, pod)
+        if nominated_table is not None:
+            return _filter_node_local_nominated(
+                fwk, state, pod, order, to_find, filters, table, nominated_names,
+                nominated_table, nominated_key,
+            )
     run = fwk.run_filter_plugins
     run_nominated = fwk.run_filter_plugins_with_nominated_pods
     feasible: list[NodeInfo] = []
@@ -220,8 +292,10 @@ def _filter_with_table(
             st = get(ni.generation, missing)
             if st is missing:
                 st = run(state, pod, ni, head)
-                if st is None or st.is_rejected():  # errors are never stored
-                    table[ni.generation] = st
+                if st is None:
+                    table[ni.generation] = None
+                elif st.is_rejected():  # errors are never stored
+                    st = table[ni.generation] = shared(st)
             if st is None and rest:
                 if single is None:
                     st = run(state, pod, ni, rest)
@@ -246,6 +320,154 @@ def _filter_with_table(
             raise SchedulingError(st.message())
         else:
             failed.append((ni.name, st))
+    return feasible, failed
+
+
+def _filter_node_local_nominated(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    order: Iterable[NodeInfo],
+    to_find: int,
+    filters: list[tuple[str, Any]],
+    table: dict[int, Status | None],
+    nominated_names: Collection[str],
+    nominated_table: dict[int, Any],
+    nominated_key: Any,
+) -> tuple[list[NodeInfo], list[tuple[str, Status]] | Rejections]:
+    """_filter_with_table when every filter is node-local and the two-pass verdicts of
+    nodes with nominated pods are stored too. Nodes are looked up a chunk at a time while
+    their verdicts are rejections (what a pod that fits nowhere meets; verdicts not stored
+    are computed in order); from the first node with another verdict, the node-by-node loop
+    decides."""
+    nodes = order if isinstance(order, list) else list(order)
+    rejected: list[Any] = []  # the statuses of nodes[:start], all rejections
+    get = table.get
+    get_nominated = nominated_table.get
+    nominated_at = nominated_names.__contains__
+    run = fwk.run_filter_plugins
+    run_nominated = fwk.run_filter_plugins_with_nominated_pods
+    missing = _MISSING
+    n = len(nodes)
+    start = 0
+    while start < n:
+        chunk = nodes[start : start + _CHUNK]
+        names = [ni.name for ni in chunk]
+        sts: list[Any] = list(map(get, [ni.generation for ni in chunk], repeat(missing)))
+        keys: dict[int, Any] = {}
+        for i in compress(range(len(chunk)), map(nominated_at, names)):
+            ni = chunk[i]
+            key = keys[i] = nominated_key(names[i])
+            e = get_nominated(ni.generation)
+            sts[i] = e[1] if e is not None and e[0] == key else missing
+        try:  # the first node that fits by its stored verdict
+            stop = list(map(is_, sts, repeat(None))).index(True)
+        except ValueError:
+            stop = len(chunk)
+        for i in compress(range(stop), map(is_, sts, repeat(missing))):  # in order
+            ni = chunk[i]
+            if i in keys:
+                st = run_nominated(state, pod, ni, filters)
+                if st is not None and st.is_rejected():
+                    st = shared(st)
+                if st is None or st.is_rejected():  # the stored key keeps the pods alive
+                    nominated_table[ni.generation] = (keys[i], st)
+            else:
+                st = run(state, pod, ni, filters)
+                if st is None:
+                    table[ni.generation] = None
+                elif st.is_rejected():  # errors are never stored
+                    st = table[ni.generation] = shared(st)
+            sts[i] = st
+            if st is None or not st.is_rejected():
+                stop = i
+                break
+        if stop == len(chunk):
+            rejected.extend(sts)
+            start += stop
+            continue
+        failed = list(zip(map(_name, nodes[:start]), rejected, strict=True))
+        failed.extend(zip(names[:stop], sts[:stop], strict=True))
+        # The node at ``stop`` as the loop takes it, then the loop from the next one.
+        st, ni = sts[stop], chunk[stop]
+        feasible: list[NodeInfo] = []
+        left = to_find
+        if st is None or st.code == Code.Success:
+            if not left:
+                return feasible, failed
+            feasible.append(ni)
+            left -= 1
+        elif st.code == Code.Error:
+            raise SchedulingError(st.message())
+        else:
+            failed.append((ni.name, st))
+        feasible, more = _filter_nominated_each(
+            fwk, state, pod, islice(nodes, start + stop + 1, None), left, filters, table,
+            nominated_names, nominated_table, nominated_key, feasible,
+        )
+        failed.extend(more)
+        return feasible, failed
+    return [], Rejections(nodes, rejected)
+
+
+_CHUNK = 128
+
+
+def _filter_nominated_each(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    order: Iterable[NodeInfo],
+    to_find: int,
+    filters: list[tuple[str, Any]],
+    table: dict[int, Status | None],
+    nominated_names: Collection[str],
+    nominated_table: dict[int, Any],
+    nominated_key: Any,
+    feasible: list[NodeInfo],
+) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
+    """_filter_node_local_nominated node by node, adding to ``feasible`` (``to_find``
+    more to find)."""
+    run = fwk.run_filter_plugins
+    run_nominated = fwk.run_filter_plugins_with_nominated_pods
+    failed: list[tuple[str, Status]] = []
+    add_failed = failed.append
+    get = table.get
+    get_nominated = nominated_table.get
+    missing = _MISSING
+    success = Code.Success
+    error = Code.Error
+    left = to_find
+    for ni in order:
+        name = ni.name
+        if name in nominated_names:
+            key = nominated_key(name)
+            e = get_nominated(ni.generation)
+            if e is not None and e[0] == key:  # identical pod objects compare at once
+                st = e[1]
+            else:
+                st = run_nominated(state, pod, ni, filters)
+                if st is not None and st.is_rejected():
+                    st = shared(st)
+                if st is None or st.is_rejected():  # the stored key keeps the pods alive
+                    nominated_table[ni.generation] = (key, st)
+        else:
+            st = get(ni.generation, missing)
+            if st is missing:
+                st = run(state, pod, ni, filters)
+                if st is None:
+                    table[ni.generation] = None
+                elif st.is_rejected():  # errors are never stored
+                    st = table[ni.generation] = shared(st)
+        if st is None or st.code == success:
+            if not left:
+                break
+            feasible.append(ni)
+            left -= 1
+        elif st.code == error:
+            raise SchedulingError(st.message())
+        else:
+            add_failed((name, st))
     return feasible, failed
 
 
@@ -427,6 +649,7 @@ class SchedulingAlgorithm:
             k, table = fwk.node_local_filter_table(pod, filters)
         start_at = offset % n
         order = chain(islice(nodes, start_at, None), islice(nodes, 0, start_at))
+        failed: list[tuple[str, Status]] | Rejections
         if table is None:
             feasible, failed = _filter_each(fwk, state, pod, order, to_find, filters, nominated)
         elif k == len(filters) and not nominated_names:
@@ -438,14 +661,14 @@ class SchedulingAlgorithm:
             feasible, failed = _filter_with_table(
                 fwk, state, pod, order, to_find, filters, k, table, nominated_names
             )
-        put = statuses.set
-        add_status = diagnosis.add_plugin_status
-        last: Status | None = None
-        for name, st in failed:
-            put(name, st)
-            if st is not last:  # stored verdicts repeat one Status object: note it once
+        if failed:
+            if isinstance(failed, Rejections):
+                heads = statuses.set_all(map(_name, failed.nodes), failed.statuses)
+            else:
+                heads = statuses.set_all(map(_first, failed), list(map(_second, failed)))
+            add_status = diagnosis.add_plugin_status
+            for st in heads:  # each distinct verdict, once or a few times
                 add_status(st)
-                last = st
         return feasible
 
     def find_nodes_that_pass_extenders(
