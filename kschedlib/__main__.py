@@ -38,7 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kschedlib.cli.simulate import main as simulate_main
 
         try:
-            return simulate_main(args[1:])
+            # Run as a program (not called with arguments): the collector may skip what
+            # lives until the process ends.
+            return simulate_main(args[1:], freeze_gc=argv is None)
         except BrokenPipeError:
             # The reader (e.g. `| head`) went away: stop quietly, as Unix tools do.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -289,6 +289,7 @@ class EventHandlers(SchedulerBase):
     def _forget_pod_records(self, key: str) -> None:
         """Nothing is kept for a deleted pod: its explanations and last failure go."""
         self.explanations.pop(key, None)
+        self._explain_order.pop(key, None)
         self.explanation_history.pop(key, None)
         self.events.forget(key)
 

@@ -174,6 +174,49 @@ class Explanation:
         return d
 
 
+class Deferred:
+    """A field value an Explanation builds on first read (from immutable inputs), then keeps:
+    what :meth:`build` returns."""
+
+    __slots__ = ()
+
+    def build(self) -> Any:
+        raise NotImplementedError
+
+
+class _DeferredSlot:
+    """An attrs slot whose stored value may be a :class:`Deferred`: built on first read and
+    stored in its place, so every reader (``==``, ``to_dict``, pickling) sees the value."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = self.slot.__get__(obj, owner)
+        if isinstance(value, Deferred):
+            value = value.build()
+            self.slot.__set__(obj, value)
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.slot.__set__(obj, value)
+
+    def __delete__(self, obj: Any) -> None:
+        self.slot.__delete__(obj)
+
+    def raw(self, obj: Any) -> Any:
+        """The stored value, a Deferred not built."""
+        return self.slot.__get__(obj, type(obj))
+
+
+FEASIBLE_SLOT = _DeferredSlot(Explanation.__dict__["feasible"])
+setattr(Explanation, "feasible", FEASIBLE_SLOT)  # noqa: B010 - a descriptor over the slot
+
+
 def _verdict(v: NodeVerdict) -> dict[str, Any]:
     return {"plugin": v.plugin, "code": v.code, "reasons": list(v.reasons)}
 

@@ -808,11 +808,9 @@ class SchedulingAlgorithm:
         st = fwk.run_pre_score_plugins(state, pod, nodes)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
-        # Without an explanation, totals up to a common amount: host selection and the
-        # batch's ranking only compare (an explanation shows the real totals).
-        totals, st = fwk.run_score_plugins_totals(
-            state, pod, nodes, breakdown, relative=breakdown is None
-        )
+        # Totals up to a common amount: host selection and the batch's ranking only compare
+        # (an explanation adds back the amount, ``breakdown.offset``).
+        totals, st = fwk.run_score_plugins_totals(state, pod, nodes, breakdown, relative=True)
         if st is not None and st.code != Code.Success:
             raise SchedulingError(st.message())
         return totals

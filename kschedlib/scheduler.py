@@ -159,6 +159,7 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
         feature_gates: FeatureGates | Mapping[str, bool] | str | None = None,
         node_local_cache: bool = True,
         explain_top_nodes: int | None = None,
+        explain_full_pods: int | None = 1000,
         _registry: Registry | None = None,
     ) -> None:
         # What fork() needs to build an equal scheduler: every constructor argument but those
@@ -199,6 +200,12 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
         # With a limit, explanations keep the scores of the best nodes only (ties by name; the
         # selected node always among them): what a report shows, at a fraction of the cost.
         self._explain_top_nodes = explain_top_nodes
+        # With explain=True, only the last explanations of the ``explain_full_pods`` pods
+        # explained most recently keep every scored node; older ones keep the top nodes'
+        # scores (explain_top_nodes, else 5): memory stays bounded on a long-running host.
+        self._explain_full_pods = explain_full_pods
+        self._explain_order: dict[str, None] = {}
+        """The pods whose explanations keep every node, oldest first."""
         self.objects = ObjectStore()
         self.cache = Cache(
             ttl=assumed_pod_ttl,

@@ -74,6 +74,8 @@ class SchedulerBase:
     explain_enabled: bool
     _explain_keys: frozenset[str] | None
     _explain_top_nodes: int | None
+    _explain_full_pods: int | None
+    _explain_order: dict[str, None]
     _pending: dict[str, Pod]
     _pending_keys: dict[str, str]
     _foreign: dict[str, Pod]

@@ -8,7 +8,9 @@ python -m kschedlib.bench --capacity SCENARIO.json [--replicas N]
 python -m kschedlib.bench --whatif SCENARIO.json [--rounds N] [--candidates N] [--replicas N]
 python -m kschedlib.bench --sweep SCENARIO.json [--workers N] [--limit N]
 python -m kschedlib.bench --load FILE... [--make MB OUT]
-python -m kschedlib.bench --churn [--events N] [--nodes N] [--alive N] [--explain on|off]"""
+python -m kschedlib.bench --churn [--events N] [--nodes N] [--alive N] [--explain on|off]
+python -m kschedlib.bench --explain-cost SCENARIO.json [--limit N] [--rounds N]
+python -m kschedlib.bench --html-cost SCENARIO.json"""
 
 from __future__ import annotations
 
@@ -39,6 +41,12 @@ def main(argv: list[str] | None = None) -> int:
 
             args_in.remove(flag)
             return whatif_main([*args_in, "--what", flag[2:]])
+    for flag in ("--explain-cost", "--html-cost"):
+        if flag in args_in:
+            from kschedlib.bench.explain_bench import main as explain_main
+
+            args_in.remove(flag)
+            return explain_main([*args_in, "--what", flag[2:]])
     if "--churn" in args_in:
         from kschedlib.bench.churn_bench import main as churn_main
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -354,7 +355,13 @@ def report_json(sim: Simulation) -> dict[str, Any]:
     }
 
 
-def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def main(
+    argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr,
+    *, freeze_gc: bool = False,
+) -> int:
+    """``freeze_gc``: this process ends with the command, so the loaded objects and the run's
+    results are frozen for the collector (``gc.freeze``) instead of walked by every full
+    pass."""
     import argparse
 
     ap = argparse.ArgumentParser(prog="kschedlib simulate", description=__doc__)
@@ -397,6 +404,8 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
         err.write(f"kschedlib simulate: warning: {warning}\n")
     try:
         cluster = load_cluster(*args.paths)
+        if freeze_gc:  # the loaded objects live as long as this process
+            gc.freeze()
         for note in cluster.notes():
             err.write(f"kschedlib simulate: {note}\n")
         if not any(isinstance(o, Node) for o in cluster.objects):
@@ -436,6 +445,8 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     if args.html:
         from kschedlib.report import Report
 
+        if freeze_gc:  # so do the run's results
+            gc.freeze()
         try:
             title = ", ".join(os.path.basename(p.rstrip("/")) for p in args.paths)
             Report.from_simulation(sim, title=title).write_html(args.html)

@@ -44,12 +44,13 @@ class NodeLocalCache:
     def generation_table(self, key: Hashable, live: Callable[[], set[int]]) -> dict[int, Any]:
         """A table keyed by NodeInfo generation (unique per NodeInfo content, so a hit is
         always current). Entries of generations no NodeInfo has any more are pruned when the
-        table outgrows ``max_entries``: ``live()`` gives the generations still in use."""
+        table outgrows ``max_entries``: ``live()`` gives the generations still in use. Pruning
+        replaces the table (copy on write): an entry is never changed nor removed from a dict
+        once handed out, so an explanation may keep the dict and read its entries later."""
         t: dict[int, Any] = self.table(key)
         if len(t) > self.max_entries:
             keep = live()
-            for gen in [g for g in t if g not in keep]:
-                del t[gen]
+            t = self._tables[key] = {g: v for g, v in t.items() if g in keep}
             if len(t) > self.max_entries // 2:
                 self.max_entries = 2 * len(t)
         return t

@@ -4,6 +4,7 @@ recomputation by the tests)."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import add, attrgetter, itemgetter
@@ -38,12 +39,30 @@ class ScoreBreakdown:
     have their scores in ``rows`` instead, one tuple per node as the folded score path stores
     them, so recording an attempt copies no per-plugin column."""
 
-    plugins: list[str]
+    plugins: Sequence[str]
     weights: dict[str, int]
-    raw: dict[str, list[int]]
-    normalized: dict[str, list[int]]
-    row_plugins: list[str] = attrs.field(factory=list)
-    rows: list[tuple[int, ...]] = attrs.field(factory=list)
+    raw: dict[str, Sequence[int]]
+    normalized: dict[str, Sequence[int]]
+    row_plugins: Sequence[str] = attrs.field(factory=list)
+    rows: Sequence[tuple[int, ...]] = attrs.field(factory=list)
+    offset: int = 0
+    """A score common to every node that the cycle's totals leave out (relative totals)."""
+    names: tuple[str, ...] | None = None
+    """The nodes' names (read with their generations, while they are at hand)."""
+    gens: bytes = b""
+    """With ``kept``: each node's NodeInfo generation (``array("q")`` bytes); ``rows`` is then
+    empty."""
+    kept: dict[int, tuple[str, tuple[int, ...]]] | None = None
+    """generation -> (node name, row of the ``row_plugins``' scores): the folded path's
+    table, whose entries never change (see NodeLocalCache.generation_table)."""
+
+    def resolved(self) -> ScoreBreakdown:
+        """The same breakdown with ``rows`` read from ``kept``."""
+        kept = self.kept
+        if kept is None:
+            return self
+        rows = [kept[g][1] for g in array("q", self.gens)]
+        return attrs.evolve(self, rows=rows, gens=b"", kept=None)
 
     def raw_score(self, plugin: str, i: int) -> int:
         col = self.raw.get(plugin)
@@ -52,8 +71,6 @@ class ScoreBreakdown:
     def normalized_score(self, plugin: str, i: int) -> int:
         col = self.normalized.get(plugin)
         return col[i] if col is not None else self.rows[i][self.row_plugins.index(plugin)]
-
-
 
 
 class ResultReuse:
@@ -241,9 +258,12 @@ class ResultReuse:
         table = cache.generation_table(("totals", key), self._live_generations)
         # Raw scores of the plugins with NormalizeScore, stored only where one is not zero.
         side = cache.generation_table(("totals-raw", key), self._live_generations)
-        # Raw scores of the plugins without NormalizeScore, per generation, for explanations.
+        # (node name, raw scores of the plugins without NormalizeScore) per generation, for
+        # explanations.
         kept = cache.generation_table(("totals-rows", key), self._live_generations)
         gens = [ni.generation for ni in nodes]  # (faster than attrgetter in map: a slot read)
+        if breakdown is not None:  # for explanations, while the NodeInfos are at hand
+            breakdown.names = tuple([ni.name for ni in nodes])
         totals: list[Any] = list(map(table.get, gens))
         if None in totals:
             missing = [i for i, r in enumerate(totals) if r is None]
@@ -262,24 +282,12 @@ class ResultReuse:
                 totals[i] = partial
                 gen = nodes[i].generation
                 table[gen] = partial
-                kept[gen] = tuple(raw[:nf])
+                kept[gen] = (nodes[i].name, tuple(raw[:nf]))
                 if any(raw[nf:]):
                     side[gen] = tuple(raw[nf:])
-        kept_rows: list[Any] = []
-        if breakdown is not None:
-            kept_rows = list(map(kept.get, gens))
-            if None in kept_rows:  # stored before rows were kept: compute them again
-                missing = [i for i, r in enumerate(kept_rows) if r is None]
-                miss_nodes = [nodes[i] for i in missing]
-                cols: list[list[int]] = []
-                for pl in folded:
-                    vals = self._raw_scores_or_none(pl, state, pod, miss_nodes)
-                    if vals is None:
-                        return None
-                    cols.append(vals)
-                for j, i in enumerate(missing):
-                    row = tuple(col[j] for col in cols)
-                    kept_rows[i] = kept[nodes[i].generation] = row
+        # An explanation reads the rows (and node names) from ``kept`` when asked: every node
+        # has its entry there (written with its total; pruned only once its generation is
+        # gone, and generations never come back), and entries never change.
         record = ScoreBreakdown([], {}, {}, {}) if breakdown is not None else None
         offset = 0
         if normalized:
@@ -304,13 +312,18 @@ class ResultReuse:
         if offset and not relative:
             totals = [t + offset for t in totals]
         if breakdown is not None and record is not None:
-            names = [pl.name for pl in self.score_plugins if pl.name not in skip]
+            names = tuple([pl.name for pl in self.score_plugins if pl.name not in skip])
             breakdown.plugins = names
             breakdown.weights = {n: weights[n] for n in names}
             breakdown.raw = record.raw
             breakdown.normalized = record.normalized
-            breakdown.row_plugins = [pl.name for pl in folded]
-            breakdown.rows = kept_rows
+            # Tuples and bytes: what an explanation keeps is immutable and left alone by the
+            # garbage collector.
+            breakdown.row_plugins = tuple([pl.name for pl in folded])
+            breakdown.rows = ()
+            breakdown.gens = array("q", gens).tobytes()
+            breakdown.kept = kept
+            breakdown.offset = offset if relative else 0
         return totals, None
 
     def _raw_scores_or_none(

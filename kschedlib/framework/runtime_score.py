@@ -107,7 +107,7 @@ class ScorePoints(ResultReuse):
         computes them, without building per-node result objects; ``breakdown`` records the
         per-plugin scores as run_score_plugins does. ``relative``: the totals may all fall
         short by one common amount (a score equal on every node left out), which ranks the
-        nodes exactly as the totals do."""
+        nodes exactly as the totals do; ``breakdown.offset`` then records the amount."""
         if self.node_local_cache is not None and len(nodes) > 1:
             fast = self._score_totals_folded(state, pod, nodes, breakdown, relative)
             if fast is not None:
@@ -151,7 +151,7 @@ class ScorePoints(ResultReuse):
             totals = list(map(add, totals, weighted))
             weighted_by_plugin.append(weighted)
         if breakdown is not None:
-            breakdown.plugins = [pl.name for pl in plugins]
+            breakdown.plugins = tuple([pl.name for pl in plugins])
             breakdown.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
         return totals, [pl.name for pl in plugins], weighted_by_plugin, None
 
@@ -192,8 +192,8 @@ class ScorePoints(ResultReuse):
             return Status.error(
                 f'running Score plugins: plugin "{name}" failed with: {st.message()}', name
             )
-        if breakdown is not None:
-            breakdown.raw[name] = list(vals)
+        if breakdown is not None:  # tuples: explanations keep them (immutable, GC-untracked)
+            breakdown.raw[name] = tuple(vals)
         try:
             ext = pl.score_extensions()
             if ext is not None:
@@ -215,5 +215,6 @@ class ScorePoints(ResultReuse):
             )
         if breakdown is not None:  # without NormalizeScore the raw list serves for both
             raw = breakdown.raw.get(name)
-            breakdown.normalized[name] = raw if raw is not None and raw == vals else list(vals)
+            normalized = tuple(vals)
+            breakdown.normalized[name] = raw if raw is not None and raw == normalized else normalized
         return vals

@@ -13,7 +13,8 @@ from typing import Any
 
 from kschedlib.api.pod import Pod
 from kschedlib.backend.cache.node_tree import get_zone_key
-from kschedlib.results import Explanation, NodeScoreDetail, Outcome, SchedulingResult
+from kschedlib.explain import ScoreRow, feasible_count, score_rows
+from kschedlib.results import Explanation, Outcome, SchedulingResult
 
 #: Score breakdowns kept per pod: the selected node and the best others.
 TOP_NODES = 5
@@ -62,12 +63,15 @@ def _zone_of(labels: Mapping[str, str]) -> str:
     return ""
 
 
-def _top_scores(exp: Explanation) -> list[tuple[str, NodeScoreDetail]]:
+def _top_scores(exp: Explanation) -> list[ScoreRow]:
     """The best-scored nodes (ties by name), the selected node always among them."""
-    ranked = sorted(exp.scores.items(), key=lambda kv: (-kv[1].total, kv[0]))
+    rows = score_rows(exp)
+    ranked = sorted(rows, key=lambda r: (-r[1], r[0]))
     top = ranked[:TOP_NODES]
-    if exp.selected and exp.selected in exp.scores and all(n != exp.selected for n, _ in top):
-        top = [*top[: TOP_NODES - 1], (exp.selected, exp.scores[exp.selected])]
+    if exp.selected and all(r[0] != exp.selected for r in top):
+        sel = [r for r in rows if r[0] == exp.selected]
+        if sel:
+            top = [*top[: TOP_NODES - 1], sel[0]]
     return top
 
 
@@ -85,21 +89,22 @@ def _explanation_data(exp: Explanation, plugin_index: dict[str, int]) -> dict[st
         )
     ]
     scores = []
-    for node, s in _top_scores(exp):
+    for node, total, plugins, extenders in _top_scores(exp):
         parts: list[list[int]] = []
-        for plugin, d in s.plugins.items():
+        for plugin, raw, normalized, weight in plugins:
             idx = plugin_index.setdefault(plugin, len(plugin_index))
-            parts.append([idx, d.raw, d.normalized, d.weight])
-        for e, val in s.extenders.items():
+            parts.append([idx, raw, normalized, weight])
+        for e, val in extenders.items():
             idx = plugin_index.setdefault(f"extender:{e}", len(plugin_index))
             parts.append([idx, val, val, 1])
-        scores.append([node, s.total, parts])
+        scores.append([node, total, parts])
+    feasible = feasible_count(exp)
     out: dict[str, Any] = {
         "profile": exp.profile,
-        "feasible": len(exp.feasible),
+        "feasible": feasible,
         # Every feasible node is scored unless only one is (kube-scheduler skips scoring then);
         # counted this way, trimmed explanations give the same figure.
-        "scored": len(exp.feasible) if exp.scores else 0,
+        "scored": feasible if exp.scores else 0,
         "rejected": rejected,
         "scores": scores,
     }

@@ -1,0 +1,103 @@
+"""python -m kschedlib.bench --explain-cost SCENARIO.json [--limit N] [--rounds N]
+python -m kschedlib.bench --html-cost SCENARIO.json [--limit N]
+
+``--explain-cost``: the CPU time per pod of scheduling the scenario's pending pods with
+explanations on (the default) and off, each on a fresh Scheduler, alternated ``--rounds``
+times (the best of each is kept: the machine may be shared), and their ratio.
+
+``--html-cost``: ``kschedlib simulate SCENARIO --quiet`` with and without ``--html``, each in
+a child process, and the ratio of their CPU times (loading included, as a user waits for it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from kschedlib.api.scenario import Scenario
+from kschedlib.framework.handle import FakeClock
+from kschedlib.scheduler import Scheduler
+
+
+def _cpu_per_pod(scenario: Scenario, limit: int | None, explain: bool) -> tuple[float, int]:
+    """CPU seconds per attempt of run() over the first ``limit`` pending pods, and attempts."""
+    options: dict[str, Any] = {}
+    if scenario.feature_gates:
+        options["feature_gates"] = dict(scenario.feature_gates)
+    sched = Scheduler(scenario.config, clock=FakeClock(), seed=0, explain=explain, **options)
+    for node in scenario.nodes:
+        sched.add_node(node)
+    for obj in scenario.other_objects():
+        sched.add_object(obj)
+    for pod in scenario.pods:
+        sched.add_pod(pod)
+    pending = scenario.pending[:limit] if limit else scenario.pending
+    for pod in pending:
+        sched.add_pod(pod)
+    gc.collect()
+    c0 = time.process_time()
+    results = sched.run()
+    cpu = time.process_time() - c0
+    return cpu / max(len(results), 1), len(results)
+
+
+def explain_cost(path: str, limit: int | None, rounds: int) -> int:
+    scenario = Scenario.load(path)
+    on: list[float] = []
+    off: list[float] = []
+    attempts = 0
+    for _ in range(rounds):
+        t, attempts = _cpu_per_pod(scenario, limit, False)
+        off.append(t)
+        t, attempts = _cpu_per_pod(scenario, limit, True)
+        on.append(t)
+    best_on, best_off = min(on), min(off)
+    print(f"explain cost: {scenario.name}, {attempts} attempts, best of {rounds}: "
+          f"{best_on * 1e3:.3f} ms/pod with explanations, {best_off * 1e3:.3f} ms/pod without "
+          f"(ratio {best_on / best_off:.2f}, +{(best_on / best_off - 1) * 100:.0f}%)")
+    return 0
+
+
+def _child_cpu(argv: Sequence[str]) -> tuple[float, float]:
+    """CPU seconds (user + system) and peak RSS (MB) of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(os.devnull, "w") as devnull:
+        subprocess.run(argv, check=True, stdout=devnull)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, after.ru_maxrss / 1024
+
+
+def html_cost(path: str) -> int:
+    base = [sys.executable, "-m", "kschedlib", "simulate", path, "--quiet", "--summary"]
+    with tempfile.TemporaryDirectory() as tmp:
+        plain, _ = _child_cpu(base)
+        out = os.path.join(tmp, "r.html")
+        html, _ = _child_cpu([*base, "--html", out])
+        size = os.path.getsize(out) / (1 << 20)
+    print(f"html cost: simulate {os.path.basename(path)}: {plain:.1f} s CPU, with --html "
+          f"{html:.1f} s CPU ({size:.1f} MiB page): ratio {html / plain:.2f}")
+    return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m kschedlib.bench --explain-cost|--html-cost",
+                                 description=__doc__)
+    ap.add_argument("scenario", help="scenario JSON (conformance format)")
+    ap.add_argument("--what", choices=["explain-cost", "html-cost"], required=True)
+    ap.add_argument("--limit", type=int, default=2000,
+                    help="--explain-cost: the first N pending pods (default 2000)")
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="--explain-cost: runs of each kind (the best is kept; default 2)")
+    args = ap.parse_args(list(argv))
+    if args.what == "html-cost":
+        return html_cost(args.scenario)
+    return explain_cost(args.scenario, args.limit or None, max(args.rounds, 1))
