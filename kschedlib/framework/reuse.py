@@ -264,7 +264,10 @@ class ResultReuse:
             gens = [ni.generation for ni in nodes]  # (faster than attrgetter in map)
             totals = list(map(table.get, gens))
         if None in totals:
-            missing = [i for i, r in enumerate(totals) if r is None]
+            missing = (
+                [o for o in offsets if totals[o] is None] if marks is not None
+                else [i for i, r in enumerate(totals) if r is None]
+            )
             miss_nodes = [nodes[i] for i in missing]
             columns: list[list[int]] = []
             for pl in (*folded, *normalized):
