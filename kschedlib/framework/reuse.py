@@ -310,8 +310,13 @@ class ResultReuse:
         offset = 0
         if normalized:
             for k, pl in enumerate(normalized):
-                vals = list(map(itemgetter(k), rows)) if rows is not None else [0] * len(nodes)
-                out = self._score_one_plugin(pl, state, pod, nodes, record, vals)
+                if rows is None and record is None and getattr(pl, "uniform_normalize", False):
+                    # Every raw score is 0: normalize one, the others come out the same.
+                    one = self._score_one_plugin(pl, state, pod, nodes[:1], None, [0])
+                    out = one if isinstance(one, Status) else one * len(nodes)
+                else:
+                    vals = list(map(itemgetter(k), rows)) if rows is not None else [0] * len(nodes)
+                    out = self._score_one_plugin(pl, state, pod, nodes, record, vals)
                 c, st = self._add_weighted(pl.name, out, totals)
                 if st is not None:
                     return [], st

@@ -178,3 +178,21 @@ def test_marks_decide_as_recomputation(w: dict[str, Any]) -> None:
 @given(plain_workloads())
 def test_marks_across_transactions_and_forks(w: dict[str, Any]) -> None:
     assert _run_with_transactions(w, cache=True) == _run_with_transactions(w, cache=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(-5, 200), st.integers(1, 600))
+def test_uniform_normalize_plugins_normalize_one_for_all(v: int, n: int) -> None:
+    """A plugin declaring ``uniform_normalize`` gives for n equal raw scores n copies of
+    what it gives for one."""
+    from kschedlib.framework.cycle_state import CycleState
+    from kschedlib.plugins.tainttoleration.taint_toleration import TaintToleration
+
+    pl = TaintToleration.__new__(TaintToleration)
+    assert pl.uniform_normalize
+    pod = Pod.from_dict({"metadata": {"name": "p", "namespace": "default"},
+                         "spec": {"containers": [{"name": "c"}]}})
+    many, one = [v] * n, [v]
+    assert pl.normalize_score_values(CycleState(), pod, many) is None
+    assert pl.normalize_score_values(CycleState(), pod, one) is None
+    assert many == one * n
