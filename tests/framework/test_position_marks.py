@@ -196,3 +196,30 @@ def test_uniform_normalize_plugins_normalize_one_for_all(v: int, n: int) -> None
     assert pl.normalize_score_values(CycleState(), pod, many) is None
     assert pl.normalize_score_values(CycleState(), pod, one) is None
     assert many == one * n
+
+
+def test_with_node_name_is_what_evolve_gives() -> None:
+    """Pod.with_node_name copies the fields as they are: equal to attrs.evolve's copy, the
+    original untouched, on the pods of the conformance corpus."""
+    import json
+
+    import attrs
+
+    from tests.corpus import CORPUS
+
+    pods = [make_pod("a", "", cpu="1"), Pod.from_dict({
+        "metadata": {"name": "b", "namespace": "x", "labels": {"k": "v"}},
+        "spec": {"containers": [{"name": "c"}], "schedulerName": "",
+                 "tolerations": [{"key": "k", "operator": "Exists"}]}})]
+    for path in sorted(CORPUS.glob("*.json"))[:120]:
+        if path.name.endswith(".expected.json"):
+            continue
+        data = json.loads(path.read_text())
+        pods.extend(Pod.from_dict(d) for d in [*data.get("pods", []), *data.get("pending", [])])
+    assert len(pods) > 100
+    for pod in pods:
+        before = attrs.evolve(pod)
+        bound = pod.with_node_name("node-9")
+        assert bound == attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name="node-9"))
+        assert type(bound) is type(pod) and type(bound.spec) is type(pod.spec)
+        assert pod == before and bound.spec is not pod.spec
