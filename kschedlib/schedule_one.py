@@ -590,8 +590,11 @@ class SchedulingAlgorithm:
         if not totals:
             raise SchedulingError("empty priorityList")
         best = max(totals)
-        if totals.count(best) == 1:
+        count = totals.count(best)
+        if count == 1:
             return nodes[totals.index(best)].name
+        if count == len(totals) and not self.deterministic:
+            return nodes[self.rng.randrange(count)].name  # all tie: the i-th tie is nodes[i]
         # Positions of the ties (no NodeInfo is touched but the one chosen).
         ties = list(compress(range(len(totals)), map(eq, totals, repeat(best))))
         if self.deterministic:
