@@ -16,6 +16,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kschedlib.results import EventLog
+
 # Scheduler attributes restored part by part below; any other attribute (added later by
 # another feature) is taken from the savepoint as it is (containers copied into the host's).
 _PARTS = frozenset(
@@ -61,6 +63,10 @@ def _restore_container(host: Any, saved: Any) -> Any:
     """``saved``'s content in the host's container object (lists, dicts and sets keep their
     identity); other values are taken as they are."""
     if type(host) is type(saved):
+        if isinstance(host, EventLog):
+            host[:] = saved
+            host.last_failure = dict(saved.last_failure)
+            return host
         if isinstance(host, list):
             host[:] = saved
             return host
@@ -137,6 +143,8 @@ class Savepoint:
                 continue
             if name == "explanation_history":
                 value = {k: list(v) for k, v in value.items()}
+            elif isinstance(value, EventLog):  # (copy.copy would append event by event)
+                value = value.copy()
             elif isinstance(value, (list, dict, set)):
                 value = copy.copy(value)
             self._rest[name] = value

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Iterable, Sequence
 from itertools import chain, compress, islice, repeat
-from operator import eq
+from operator import attrgetter, eq, is_, itemgetter
 from typing import Any
 
 import attrs
@@ -19,7 +19,7 @@ from kschedlib.framework.interface import MAX_NODE_SCORE
 from kschedlib.framework.node_local_cache import GenerationTable, PositionMarks
 from kschedlib.framework.reuse import ScoreBreakdown
 from kschedlib.framework.runtime import Framework, NodePluginScores, PluginScore
-from kschedlib.framework.status import Code, Status, from_exception
+from kschedlib.framework.status import Code, Status, from_exception, shared
 from kschedlib.framework.types import NodeInfo
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -111,7 +111,7 @@ def _filter_node_local(
     to_find: int,
     filters: list[tuple[str, Any]],
     table: dict[int, Status | None],
-) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
+) -> tuple[list[NodeInfo], list[tuple[str, Status]] | Rejections]:
     """Every filter is node-local and no pod is nominated: the verdict of a node is reused
     while its NodeInfo is unchanged (``table`` is keyed by the NodeInfo generation). Nodes
     are visited in round-robin order from ``start_at``."""
@@ -136,10 +136,10 @@ def _filter_node_local(
         wrap = min(end - n, start_at)
         head = [*nodes[start_at:], *nodes[:wrap]]
         rest = islice(nodes, wrap, start_at)
-    if marks is None:
-        # Whether each node has a stored "fits" (a comprehension reads the slot faster than
-        # attrgetter in map; a list of bools is counted and searched by identity).
-        fit = [get(ni.generation, _MISSING) is None for ni in head]
+    # Whether each node has a stored "fits" (a comprehension reads the slot faster than
+    # attrgetter in map; a list of bools is counted and searched by identity). With marks,
+    # _window_fits already filtered the changed nodes up to the first rejection.
+    fit = [get(ni.generation, _MISSING) is None for ni in head]
     if marks is None and fit.count(True) != len(head):
         i = -1
         try:
@@ -149,15 +149,21 @@ def _filter_node_local(
                 if get(ni.generation, _MISSING) is not _MISSING:
                     break  # a stored rejection: the loop below decides
                 st = run(state, pod, ni, filters)
-                if st is None or st.is_rejected():  # errors are never stored
-                    table[ni.generation] = st
-                if st is not None:
-                    break  # a rejection (or an error): the loop below decides, from the start
-                fit[i] = True
+                if st is None:
+                    table[ni.generation] = None
+                    fit[i] = True
+                    continue
+                if st.is_rejected():  # errors are never stored
+                    table[ni.generation] = shared(st)
+                break  # a rejection (or an error): the loop below decides, from the start
         except ValueError:
             pass
     if marks is None and fit.count(True) == len(head):  # every node of the window fits
         return head[:to_find], []
+    if True not in fit:  # no node of the window is known to fit: maybe none does
+        everywhere = _rejected_everywhere(fwk, state, pod, nodes, start_at, filters, table)
+        if everywhere is not None:
+            return [], everywhere
     order = chain(head, rest)
     feasible: list[NodeInfo] = []
     append = feasible.append
@@ -169,8 +175,10 @@ def _filter_node_local(
         st = get(ni.generation, missing)
         if st is missing:
             st = run(state, pod, ni, filters)
-            if st is None or st.is_rejected():  # errors are never stored
-                table[ni.generation] = st
+            if st is None:
+                table[ni.generation] = None
+            elif st.is_rejected():  # errors are never stored
+                st = table[ni.generation] = shared(st)
         if st is None:
             if not left:
                 break
@@ -220,12 +228,73 @@ def _window_fits(
         st = get(ni.generation, _MISSING)
         if st is _MISSING:
             st = run(state, pod, ni, filters)
-            if st is None or st.is_rejected():  # errors are never stored
-                table[ni.generation] = st
+            if st is None:
+                table[ni.generation] = None
+            elif st.is_rejected():  # errors are never stored
+                table[ni.generation] = shared(st)
         if st is not None:
             return False  # a rejection (or an error): the general loop decides
         dirty.discard(p)
     return True
+
+
+_name = attrgetter("name")
+_first = itemgetter(0)
+_second = itemgetter(1)
+
+
+@attrs.define(slots=True)
+class Rejections:
+    """The nodes a Filter pass rejected and their statuses, as two lists (a pass over
+    thousands of nodes then builds no pair per node)."""
+
+    nodes: list[NodeInfo]
+    statuses: list[Status]
+
+    def __len__(self) -> int:
+        return len(self.statuses)
+
+
+def _rejected_everywhere(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    start_at: int,
+    filters: list[tuple[str, Any]],
+    table: dict[int, Status | None],
+) -> Rejections | None:
+    """Every node's rejection in round-robin order from ``start_at`` when no node fits (a
+    pod that fits nowhere), read from ``table`` in bulk; the nodes changed since
+    their verdict was stored are filtered in that order (an error raises, as the loop
+    would). None as soon as a node fits: the loop in ``_filter_node_local`` then decides,
+    finding the verdicts stored here."""
+    ordered = [*nodes[start_at:], *nodes[:start_at]] if start_at else list(nodes)
+    get = table.get
+    missing = _MISSING
+    verdicts: list[Any] = [get(ni.generation, missing) for ni in ordered]
+    if any(map(is_, verdicts, repeat(None))):
+        return None
+    stale = list(map(is_, verdicts, repeat(missing)))
+    if True in stale:
+        run = fwk.run_filter_plugins
+        i = -1
+        try:
+            while True:
+                i = stale.index(True, i + 1)
+                ni = ordered[i]
+                st = run(state, pod, ni, filters)
+                if st is None:
+                    table[ni.generation] = None
+                    return None
+                if st.is_rejected():
+                    st = table[ni.generation] = shared(st)
+                elif st.code == Code.Error:
+                    raise SchedulingError(st.message())
+                verdicts[i] = st
+        except ValueError:
+            pass
+    return Rejections(ordered, verdicts)
 
 
 def _filter_with_table(
@@ -274,8 +343,10 @@ def _filter_with_table(
             st = get(ni.generation, missing)
             if st is missing:
                 st = run(state, pod, ni, head)
-                if st is None or st.is_rejected():  # errors are never stored
-                    table[ni.generation] = st
+                if st is None:
+                    table[ni.generation] = None
+                elif st.is_rejected():  # errors are never stored
+                    st = table[ni.generation] = shared(st)
             if st is None and rest:
                 if single is None:
                     st = run(state, pod, ni, rest)
@@ -481,6 +552,7 @@ class SchedulingAlgorithm:
             k, table = fwk.node_local_filter_table(pod, filters)
         start_at = offset % n
         order = chain(islice(nodes, start_at, None), islice(nodes, 0, start_at))
+        failed: list[tuple[str, Status]] | Rejections
         if table is None:
             feasible, failed = _filter_each(fwk, state, pod, order, to_find, filters, nominated)
         elif k == len(filters) and not nominated_names:
@@ -492,14 +564,14 @@ class SchedulingAlgorithm:
             feasible, failed = _filter_with_table(
                 fwk, state, pod, order, to_find, filters, k, table, nominated_names
             )
-        put = statuses.set
-        add_status = diagnosis.add_plugin_status
-        last: Status | None = None
-        for name, st in failed:
-            put(name, st)
-            if st is not last:  # stored verdicts repeat one Status object: note it once
+        if failed:
+            if isinstance(failed, Rejections):
+                heads = statuses.set_all(map(_name, failed.nodes), failed.statuses)
+            else:
+                heads = statuses.set_all(map(_first, failed), list(map(_second, failed)))
+            add_status = diagnosis.add_plugin_status
+            for st in heads:  # each distinct verdict, once or a few times
                 add_status(st)
-                last = st
         return feasible
 
     def find_nodes_that_pass_extenders(

@@ -455,10 +455,16 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
         result: DrainReport = _tool("simulate_drain")(self, list(node_names))
         return result
 
-    def removable_nodes(self, candidates: Iterable[str] | None = None) -> RemovableNodesReport:
+    def removable_nodes(
+        self, candidates: Iterable[str] | None = None, *, mode: str = "schedule"
+    ) -> RemovableNodesReport:
         """Nodes that can be removed one after another (each drain simulated on the cluster
-        left by the previous removals), in cluster-autoscaler's scale-down order."""
-        result: RemovableNodesReport = _tool("removable_nodes")(self, None if candidates is None else list(candidates))
+        left by the previous removals), in cluster-autoscaler's scale-down order; the moved
+        pods placed by their scheduling cycles, or with ``mode="fit"`` on the first node
+        that passes the filters (as cluster-autoscaler checks them)."""
+        result: RemovableNodesReport = _tool("removable_nodes")(
+            self, None if candidates is None else list(candidates), mode=mode
+        )
         return result
 
     def add_nodes_like(self, node: Node | str, count: int, *, prefix: str | None = None) -> list[Node]:

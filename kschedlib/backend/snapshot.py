@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from operator import attrgetter
 
 from kschedlib.api.node import Node
@@ -12,6 +12,7 @@ from kschedlib.backend.cache.node_tree import NodeTree
 from kschedlib.framework.types import ImageStateSummary, NodeInfo, PodInfo, next_generation
 
 _CHANGE_LOG_MAX = 1 << 14
+_MAX_SCANS = 8
 _name = attrgetter("name")
 _with_affinity = attrgetter("pods_with_affinity")
 _with_anti_affinity = attrgetter("pods_with_required_anti_affinity")
@@ -28,10 +29,12 @@ class Snapshot:
         "have_pods_with_required_anti_affinity_node_info_list",
         "used_pvc_set",
         "generation",
-        "positions",
+        "_positions",
+        "_scans",
         "shared_generation",
         "_change_log",
         "_change_log_floor",
+        "image_names",
     )
 
     def __init__(self) -> None:
@@ -41,8 +44,10 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
         self.used_pvc_set: set[str] = set()
         self.generation = 0
-        # Node name -> index in node_info_list (kept by rebuild_lists).
-        self.positions: dict[str, int] = {}
+        # Node name -> index in node_info_list (None: to build on first use, see positions).
+        self._positions: dict[str, int] | None = {}
+        # Scans of node_info_list made for want of positions since the last rebuild.
+        self._scans = 0
         # Entries with a generation at or below this are shared with a fork: the cache
         # replaces them (``unshare``) instead of updating them in place.
         self.shared_generation = 0
@@ -50,6 +55,9 @@ class Snapshot:
         # answers changed_since for generations at or above the floor (None: no log yet).
         self._change_log: list[tuple[int, str]] = []
         self._change_log_floor: int | None = None
+        # The image names some node of the snapshot lists (the cache sets it at each update;
+        # None: not known, e.g. a shared copy before its first update).
+        self.image_names: Collection[str] | None = None
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -87,19 +95,49 @@ class Snapshot:
                         )
         snap.node_info_list = [node_map[name] for name in tree.list()]
         snap.rebuild_lists()
+        snap.image_names = set(holders)
         return snap
 
-    def rebuild_lists(self) -> None:
-        """Recompute the affinity lists and the used-PVC set from node_info_list."""
+    @property
+    def positions(self) -> dict[str, int]:
+        """Node name -> index in node_info_list (built on first use after a list rebuild;
+        never changed in place, so a holder may keep it as a hint for that list)."""
+        pos = self._positions
+        if pos is None:
+            lst = self.node_info_list
+            pos = self._positions = dict(zip(map(_name, lst), range(len(lst)), strict=True))
+        return pos
+
+    @positions.setter
+    def positions(self, value: dict[str, int]) -> None:
+        self._positions = value
+
+    def rebuild_lists(
+        self, removed: Sequence[NodeInfo] | None = None, affinity: bool = True,
+        anti_affinity: bool = True,
+    ) -> None:
+        """Recompute the positions, affinity lists and used-PVC set from node_info_list.
+
+        ``removed``: the lists were up to date before these NodeInfos went (and others
+        changed in place, ``affinity``/``anti_affinity`` telling whether any entered or left
+        that list, none changing its PVCs): an affinity list that was empty and that nothing
+        entered stays empty, and the used-PVC set stays when no removed node used a PVC."""
         # The same lists the comprehensions give, built at C speed (the node set changes on
         # every node removal, so this runs once per drained node in removable_nodes).
         lst = self.node_info_list
-        self.positions = dict(zip(map(_name, lst), range(len(lst)), strict=True))
-        self.have_pods_with_affinity_node_info_list = list(filter(_with_affinity, lst))
-        self.have_pods_with_required_anti_affinity_node_info_list = list(
-            filter(_with_anti_affinity, lst)
-        )
-        self.used_pvc_set = set().union(*map(_pvc_refs, lst))
+        self._positions = None  # built on first use (a drain's removals may need none)
+        self._scans = 0
+        if removed is None or affinity or self.have_pods_with_affinity_node_info_list:
+            self.have_pods_with_affinity_node_info_list = list(filter(_with_affinity, lst))
+        if (
+            removed is None or anti_affinity
+            or self.have_pods_with_required_anti_affinity_node_info_list
+        ):
+            self.have_pods_with_required_anti_affinity_node_info_list = list(
+                filter(_with_anti_affinity, lst)
+            )
+        if removed is None or any(map(_pvc_refs, removed)):
+            self.used_pvc_set = set().union(*map(_pvc_refs, lst))
 
     def record_changes(self, since: int, changes: list[tuple[int, str]]) -> None:
         """Note the NodeInfos the cache just updated, as (generation, name) oldest first, on a
@@ -145,7 +183,7 @@ class Snapshot:
         new.used_pvc_set = set(self.used_pvc_set)
         new.generation = self.generation
         new.shared_generation = mark
-        new.positions = dict(self.positions)
+        new._positions = None if self._positions is None else dict(self._positions)
 
     def unshare(self, name: str, old: NodeInfo) -> NodeInfo:
         """Replace the shared entry ``old`` of ``name`` by a private shallow copy everywhere it
@@ -155,18 +193,24 @@ class Snapshot:
             setattr(new, slot, getattr(old, slot))
         self.node_info_map[name] = new
         lst = self.node_info_list
-        i = self.positions.get(name)
+        pos = self._positions
+        if pos is None and self._scans >= _MAX_SCANS:
+            pos = self.positions  # many replacements since the rebuild: index them all
+        i = None if pos is None else pos.get(name)
         if i is None or i >= len(lst) or lst[i] is not old:
-            i = next((k for k, ni in enumerate(lst) if ni is old), None)
+            self._scans += 1
+            try:
+                i = lst.index(old)  # by identity (NodeInfo has no __eq__), at C speed
+            except ValueError:
+                i = None
         if i is not None:
             lst[i] = new
-        at = self.positions.get(name)
         for aff in (
             self.have_pods_with_affinity_node_info_list,
             self.have_pods_with_required_anti_affinity_node_info_list,
         ):
             if aff:
-                k = self._affinity_index(aff, name, at, old)
+                k = self._affinity_index(aff, name, self.positions.get(name), old)
                 if k is not None:
                     aff[k] = new
         return new

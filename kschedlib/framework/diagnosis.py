@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import chain, compress
+from operator import is_not
 
 import attrs
 
@@ -13,14 +15,20 @@ from kschedlib.framework.status import Code, Status
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 
+def run_heads(statuses: list[Status]) -> list[Status]:
+    """The first Status of each run of one object in ``statuses`` (at C speed)."""
+    return list(compress(statuses, map(is_not, statuses, chain((None,), statuses))))
+
 
 class NodeToStatus:
     """Filter verdicts per node; nodes not listed get ``absent_nodes_status``."""
 
-    __slots__ = ("_statuses", "absent_nodes_status")
+    __slots__ = ("_codes", "_statuses", "absent_nodes_status")
 
     def __init__(self) -> None:
         self._statuses: dict[str, Status] = {}
+        self._codes: set[Code] = set()
+        """Every code ever set (a superset of those listed): a code not in it is nowhere."""
         self.absent_nodes_status: Status = Status(Code.UnschedulableAndUnresolvable)
 
     def get(self, node_name: str) -> Status:
@@ -28,12 +36,26 @@ class NodeToStatus:
 
     def set(self, node_name: str, status: Status) -> None:
         self._statuses[node_name] = status
+        self._codes.add(status.code)
+
+    def set_all(self, names: Iterable[str], statuses: list[Status]) -> list[Status]:
+        """``set`` for each node name and status, in order. Returns the first Status of each
+        run of one object (stored verdicts are shared objects: every distinct one is there,
+        a few times at most)."""
+        self._statuses.update(zip(names, statuses, strict=True))  # zip reuses its pair
+        heads = run_heads(statuses)
+        self._codes.update([st.code for st in heads])
+        return heads
 
     def __len__(self) -> int:
         return len(self._statuses)
 
     def items(self) -> Iterator[tuple[str, Status]]:
         return iter(self._statuses.items())
+
+    def values(self) -> list[Status]:
+        """The listed statuses, in the order their nodes were first set."""
+        return list(self._statuses.values())
 
     def explicit(self) -> dict[str, Status]:
         return dict(self._statuses)
@@ -42,6 +64,8 @@ class NodeToStatus:
         """Nodes whose status (explicit or absent) has ``code``, in the lister's order."""
         if self.absent_nodes_status.code == code:
             return [n for n in lister.list() if self.get(n.name).code == code]
+        if code not in self._codes:
+            return []  # no listed node has it (a pod that fits nowhere, preemption or not)
         out = []
         node_map = getattr(lister, "node_info_map", None)
         for name, st in self._statuses.items():
@@ -95,18 +119,13 @@ class FitError(KSchedError):
         else:
             histogram: dict[str, int] = {}
             # Stored verdicts make runs of nodes share one Status object: count runs.
-            run: Status | None = None
-            n = 0
-            for _, st in d.node_to_status.items():
-                if st is run:
-                    n += 1
-                    continue
-                if run is not None:
-                    for r in run.reasons:
-                        histogram[r] = histogram.get(r, 0) + n
-                run, n = st, 1
-            if run is not None:
-                for r in run.reasons:
+            statuses = d.node_to_status.values()
+            new_run = list(map(is_not, statuses, chain((None,), statuses)))
+            starts = list(compress(range(len(statuses)), new_run))
+            starts.append(len(statuses))
+            for i, st in enumerate(compress(statuses, new_run)):
+                n = starts[i + 1] - starts[i]
+                for r in st.reasons:
                     histogram[r] = histogram.get(r, 0) + n
             absent = self.num_all_nodes - len(d.node_to_status)
             if absent > 0:

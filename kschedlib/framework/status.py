@@ -106,3 +106,28 @@ def unresolvable(*reasons: str, plugin: str = "") -> Status:
 def as_status(err: BaseException | str, plugin: str = "") -> Status:
     """framework.AsStatus: an Error status carrying ``err``."""
     return Status.error(err, plugin)
+
+
+_SHARED: dict[tuple[Code, tuple[str, ...], str], Status] = {}
+_MAX_SHARED = 4096
+
+
+def shared(st: Status) -> Status:
+    """One object for every equal rejection (code, reasons and plugin; no error attached),
+    so that the equal verdicts of many nodes are one Status (a diagnosis counts and notes
+    them by identity). ``st`` itself when it carries an error."""
+    if st.err is not None:
+        return st
+    key = (st.code, st.reasons, st.plugin)
+    got = _SHARED.get(key)
+    if got is None:
+        if len(_SHARED) >= _MAX_SHARED:  # unbounded reasons (say, taint values): start over
+            _SHARED.clear()
+        got = _SHARED[key] = st
+    return got
+
+
+def shared_rejection(code: Code, reasons: tuple[str, ...], plugin: str) -> Status:
+    """``shared(Status(code, reasons, plugin))`` without building it when it is known."""
+    got = _SHARED.get((code, reasons, plugin))
+    return got if got is not None else shared(Status(code, reasons, plugin))

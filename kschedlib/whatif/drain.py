@@ -25,7 +25,9 @@ from kschedlib.api.node import Taint
 from kschedlib.api.pod import Pod
 from kschedlib.api.selectors import selector_from
 from kschedlib.api.workloads import PodDisruptionBudget
-from kschedlib.errors import CacheError
+from kschedlib.errors import CacheError, InvalidObjectError
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.status import Code
 from kschedlib.results import Outcome
 from kschedlib.whatif_reports import (
     DrainReport,
@@ -35,10 +37,12 @@ from kschedlib.whatif_reports import (
 )
 
 if TYPE_CHECKING:
+    from kschedlib.framework.types import NodeInfo, PodInfo
     from kschedlib.scheduler import Scheduler
 
 __all__ = [
     "AutoscalerDrainOptions",
+    "FitPlacer",
     "PdbTracker",
     "SAFE_TO_EVICT",
     "classify_pod",
@@ -256,15 +260,22 @@ def drain_in_place(
     node_names: Sequence[str],
     options: AutoscalerDrainOptions | None = None,
     pdbs: PdbTracker | None = None,
+    *,
+    stop_at_failure: bool = False,
+    placer: FitPlacer | None = None,
 ) -> DrainReport:
     """Drain ``node_names`` in ``sched`` itself (use a fork or a transaction): classify their
     pods node by node, remove the nodes, and schedule the movable pods elsewhere without
-    preemption. ``pdbs`` (updated in place) carries PDB budgets across calls."""
+    preemption. ``pdbs`` (updated in place) carries PDB budgets across calls.
+    ``stop_at_failure``: stop at the first pod that cannot be placed (the drain failed; the
+    pods after it are left pending and reported ``movable``), for callers that undo it.
+    ``placer``: place each pod on the first node that passes the filters (see FitPlacer)
+    instead of running its scheduling cycle."""
     options = options or AutoscalerDrainOptions()
-    known = set(sched.cache.node_names())
+    has_node = sched.cache.has_node
     names = list(dict.fromkeys(node_names))
-    missing = tuple(n for n in names if n not in known)
-    present = [n for n in names if n in known]
+    missing = tuple(n for n in names if not has_node(n))
+    present = [n for n in names if has_node(n)]
     if pdbs is None:
         pdbs = PdbTracker.of(sched)
     rows, movable = _classify_nodes(sched, present, options, pdbs)
@@ -282,7 +293,8 @@ def drain_in_place(
             status = attrs.evolve(pod.status, nominated_node_name="")
             fresh = attrs.evolve(pod, spec=spec, status=status)
             if sched.responsible_for(fresh):
-                sched.add_pod(fresh)
+                if placer is None:
+                    sched.add_pod(fresh)
                 pending.append(fresh)
             else:
                 r = rows[pod.uid]
@@ -291,6 +303,18 @@ def drain_in_place(
                     reason=f'no profile for schedulerName "{pod.spec.scheduler_name}"',
                 )
         for pod in pending:
+            if placer is not None:
+                r = rows[pod.uid]
+                dest = placer.place(sched, pod)
+                if dest is not None:
+                    sched.add_pod(pod.with_node_name(dest))
+                    rows[pod.uid] = attrs.evolve(r, action="moved", destination=dest)
+                    continue
+                reason = f"failed to find place for {pod.key}"
+                rows[pod.uid] = attrs.evolve(r, action="unschedulable", reason=reason)
+                if stop_at_failure:
+                    break
+                continue
             result = sched.schedule_pod(pod)
             r = rows[pod.uid]
             if result is not None and result.outcome == Outcome.Scheduled:
@@ -298,12 +322,55 @@ def drain_in_place(
             else:
                 why = result.message if result is not None else "gated at PreEnqueue"
                 rows[pod.uid] = attrs.evolve(r, action="unschedulable", reason=why)
+                if stop_at_failure:
+                    break
         for node in present:  # the simulation is over: the ghosts go
             sched.delete_node(node)
     finally:
         for name, f in sched.frameworks.items():
             f.post_filter_plugins[:] = saved_post_filter[name]
     return DrainReport(tuple(names), tuple(rows.values()), missing)
+
+
+class FitPlacer:
+    """Placement by feasibility, as cluster-autoscaler's scale-down simulation checks it: a
+    pod goes to the first node, in the scheduler's node order starting after the node the
+    previous pod went to (round robin), that passes the scheduler's PreFilter and Filter
+    plugins (nominated pods counted as the scheduler counts them); no scoring, no
+    scheduling cycle."""
+
+    def __init__(self) -> None:
+        self.last = 0
+        """Where the next search starts (an index into the node list, taken modulo)."""
+
+    def place(self, sched: Scheduler, pod: Pod) -> str | None:
+        """The node for the pending ``pod`` (None when no node passes the filters)."""
+        fwk = sched.frameworks[pod.spec.scheduler_name]
+        sched.cache.update_snapshot(sched.snapshot)
+        nodes = sched.snapshot.node_infos().list()
+        if not nodes:
+            return None
+        state = CycleState()
+        pre, st, _ = fwk.run_pre_filter_plugins(state, pod)
+        if st is not None and st.code != Code.Success:
+            return None
+        allowed = None if pre is None or pre.all_nodes() else set(pre.node_names or ())
+        filters = fwk.filter_functions(state)
+        run = (
+            fwk.run_filter_plugins_with_nominated_pods if fwk.has_nominated_pods()
+            else fwk.run_filter_plugins
+        )
+        n = len(nodes)
+        start = self.last % n
+        for i in range(n):
+            ni = nodes[(start + i) % n]
+            if allowed is not None and ni.name not in allowed:
+                continue
+            verdict = run(state, pod, ni, filters)
+            if verdict is None or verdict.code == Code.Success:
+                self.last = (start + i + 1) % n
+                return ni.name
+        return None
 
 
 def _replace_with_ghost(sched: Scheduler, node: str) -> None:
@@ -342,33 +409,61 @@ class _Checkpointed:
     """The working cluster of removable_nodes, drained in place without a transaction: a
     fork taken before the first drain since the last failure, and the drains accepted since,
     replayed onto that fork when a drain fails. Scheduling is deterministic given the
-    cluster, the round-robin start index and the random state (a fork copies all three),
-    so the replay rebuilds exactly the cluster a rollback would have restored; drains that
-    work, most of them, cost no fork and keep the scheduler's caches warm."""
+    cluster, the round-robin start index and the random state (a fork copies all three;
+    the fit placer's cursor is kept with the checkpoint), so the replay rebuilds exactly the
+    cluster a rollback would have restored; drains that work, most of them, cost no fork and
+    keep the scheduler's caches warm."""
 
-    def __init__(self, work: Scheduler) -> None:
+    def __init__(self, work: Scheduler, placer: FitPlacer | None = None) -> None:
         self.work = work
+        self.placer = placer
         self.base: Scheduler | None = None
+        self.base_cursor = 0
         self.since: list[tuple[str, PdbTracker | None]] = []
         """Accepted since the checkpoint: a drain (with the budgets it started from) or, for
         None, a node deleted outright."""
 
-    def drain(self, node: str, options: AutoscalerDrainOptions, pdbs: PdbTracker) -> DrainReport:
-        """drain_in_place of one node; the cluster is as before when the drain fails."""
+    def drain(
+        self, node: str, options: AutoscalerDrainOptions, pdbs: PdbTracker,
+        doomed: bool = False,
+    ) -> DrainReport:
+        """drain_in_place of one node; the cluster is as before when the drain fails.
+        ``doomed``: the drain cannot work (its pods need more than the other nodes have
+        left): it runs in a transaction, whose rollback costs what the drain changed, not
+        a replay of the drains accepted since the checkpoint."""
+        before = pdbs.copy()
+        placer = self.placer
+        cursor = placer.last if placer is not None else 0
+        if doomed:
+            with self.work.transaction() as txn:
+                report = drain_in_place(
+                    self.work, [node], options, pdbs, stop_at_failure=True, placer=placer
+                )
+                if report.success:
+                    txn.commit()
+            if report.success and self.base is not None:
+                self.since.append((node, before))
+            elif not report.success and placer is not None:
+                placer.last = cursor
+            return report
         if self.base is None:
             self.base = self.work.fork()
+            self.base_cursor = cursor
             self.since = []
-        before = pdbs.copy()
-        report = drain_in_place(self.work, [node], options, pdbs)
+        report = drain_in_place(
+            self.work, [node], options, pdbs, stop_at_failure=True, placer=placer
+        )
         if report.success:
             self.since.append((node, before))
             return report
         work = self.base
+        if placer is not None:
+            placer.last = self.base_cursor
         for done, budgets in self.since:
             if budgets is None:
                 work.delete_node(done)
                 continue
-            again = drain_in_place(work, [done], options, budgets)
+            again = drain_in_place(work, [done], options, budgets, placer=placer)
             if not again.success:  # cannot happen: the same drain on the same cluster
                 raise RuntimeError(f"removable_nodes: replaying the drain of {done} failed")
         self.work, self.base, self.since = work, None, []
@@ -385,32 +480,85 @@ class _Transactional:
     """The working cluster of removable_nodes with each drain in a transaction (the
     reference the checkpointed cluster is tested against)."""
 
-    def __init__(self, work: Scheduler) -> None:
+    def __init__(self, work: Scheduler, placer: FitPlacer | None = None) -> None:
         self.work = work
+        self.placer = placer
 
-    def drain(self, node: str, options: AutoscalerDrainOptions, pdbs: PdbTracker) -> DrainReport:
+    def drain(
+        self, node: str, options: AutoscalerDrainOptions, pdbs: PdbTracker,
+        doomed: bool = False,
+    ) -> DrainReport:
         """drain_in_place of one node, rolled back when it fails."""
+        placer = self.placer
+        cursor = placer.last if placer is not None else 0
         with self.work.transaction() as txn:
-            report = drain_in_place(self.work, [node], options, pdbs)
+            report = drain_in_place(
+                self.work, [node], options, pdbs, stop_at_failure=True, placer=placer
+            )
             if report.success:
                 txn.commit()
+        if not report.success and placer is not None:
+            placer.last = cursor
         return report
 
     def delete(self, node: str) -> None:
         self.work.delete_node(node)
 
 
+class _Spare:
+    """CPU, memory and pod slots left free over the nodes of the working cluster, kept up
+    to date as drains are accepted: a drain whose pods need more than the other nodes have
+    left cannot work (the scheduler's resource check fails for one of them at least)."""
+
+    def __init__(self, work: Scheduler) -> None:
+        self.cpu = self.memory = self.pods = 0
+        for name in work.cache.node_names():
+            self._add(work.cache.get_node(name), 1)
+
+    def _add(self, ni: NodeInfo, sign: int) -> None:
+        a, r = ni.allocatable, ni.requested
+        self.cpu += sign * (a.milli_cpu - r.milli_cpu)
+        self.memory += sign * (a.memory - r.memory)
+        self.pods += sign * (a.allowed_pod_number - len(ni.pods))
+
+    def exceeded(self, ni: NodeInfo, moving: Sequence[PodInfo]) -> bool:
+        """Whether ``moving`` (pods of ``ni``) need more than the nodes but ``ni`` have left."""
+        a, r = ni.allocatable, ni.requested
+        cpu = sum(pi.resources.requests.milli_cpu for pi in moving)
+        memory = sum(pi.resources.requests.memory for pi in moving)
+        return (
+            cpu > self.cpu - (a.milli_cpu - r.milli_cpu)
+            or memory > self.memory - (a.memory - r.memory)
+            or len(moving) > self.pods - (a.allowed_pod_number - len(ni.pods))
+        )
+
+    def remove(self, ni: NodeInfo, moved: Sequence[PodInfo]) -> None:
+        """``ni`` (as it was before its drain) went and its ``moved`` pods went elsewhere."""
+        self._add(ni, -1)
+        self.cpu -= sum(pi.resources.requests.milli_cpu for pi in moved)
+        self.memory -= sum(pi.resources.requests.memory for pi in moved)
+        self.pods -= len(moved)
+
+
 def removable_nodes(
     sched: Scheduler, candidates: Sequence[str] | None = None,
     options: AutoscalerDrainOptions | None = None, *, checkpoints: bool = True,
+    mode: str = "schedule",
 ) -> RemovableNodesReport:
     """Scale-down simulation: candidates below the utilization threshold, least utilized
     first, each drained on the cluster the earlier removals left (kept if the drain works).
+    ``mode="schedule"`` places the moved pods by their scheduling cycles, as the scheduler
+    would; ``mode="fit"`` on the first node that passes the filters, round robin, as
+    cluster-autoscaler's simulation does (FitPlacer): faster, placements may differ.
     ``checkpoints=False`` drains each candidate in a transaction (the reference the
     checkpointed loop is tested against)."""
+    if mode not in ("schedule", "fit"):
+        raise InvalidObjectError("removable_nodes", "mode", f'must be "schedule" or "fit", got {mode!r}')
     options = options or AutoscalerDrainOptions()
+    placer = FitPlacer() if mode == "fit" else None
     state: _Checkpointed | _Transactional = (
-        _Checkpointed(sched.fork()) if checkpoints else _Transactional(sched.fork())
+        _Checkpointed(sched.fork(), placer) if checkpoints
+        else _Transactional(sched.fork(), placer)
     )
     work = state.work
     names = list(candidates) if candidates is not None else work.cache.node_names()
@@ -420,6 +568,7 @@ def removable_nodes(
     removable: list[RemovableNode] = []
     kept: dict[str, str] = {n: "unknown node" for n in names if n not in known}
     budgets = PdbTracker.of(work)
+    spare = _Spare(work)
     for node in order:
         if util[node] >= options.utilization_threshold:
             kept[node] = (
@@ -433,14 +582,19 @@ def removable_nodes(
         if blocked:  # no need to try moving anything
             kept[node] = f"{blocked[0].pod}: {blocked[0].action}: {blocked[0].reason}"
             continue
+        info = state.work.cache.get_node(node)
         if not movable:  # nothing to move: the node just goes
             state.delete(node)
+            spare.remove(info, ())
             budgets = trial
             removable.append(RemovableNode(node, util[node], 0))
             continue
+        uids = {pod.uid for pod, _ in movable}
+        moving = [pi for pi in info.pods if pi.pod.uid in uids]
         trial = budgets.copy()
-        report = state.drain(node, options, trial)
+        report = state.drain(node, options, trial, spare.exceeded(info, moving))
         if report.success:
+            spare.remove(info, moving)
             budgets = trial
             moved = sum(1 for p in report.pods if p.action == "moved")
             removable.append(RemovableNode(node, util[node], moved))

@@ -8,7 +8,7 @@ import hypothesis.strategies as st
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from kschedlib.api.pod import Pod
+from kschedlib.api.pod import Pod, Toleration
 from kschedlib.backend.queue import EVENT_UNSCHEDULABLE_TIMEOUT, PriorityQueue
 from kschedlib.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from kschedlib.framework.handle import FakeClock
@@ -29,6 +29,7 @@ from .test_queue_support import (
 )
 
 N_PODS = 4
+AFFINE = make_pod("affine", affinity_to={"app": "x"})
 PLACES = ("Active", "Backoff", "Unschedulable", "InFlight")
 
 
@@ -83,7 +84,7 @@ class QueueMachine(RuleBasedStateMachine):
 
     @rule(
         i=st.integers(0, N_PODS - 1),
-        change=st.sampled_from(["label", "go", "ungate", "annotate", "nominate"]),
+        change=st.sampled_from(["label", "go", "ungate", "annotate", "nominate", "affine", "plain"]),
     )
     def update(self, i: int, change: str) -> None:
         old = self.current.get(i)
@@ -97,6 +98,15 @@ class QueueMachine(RuleBasedStateMachine):
             new = evolve_spec(old, scheduling_gates=())
         elif change == "annotate":
             new = evolve_meta(old, annotations={"a": str(self.generation)})
+        elif change == "affine":
+            # A required affinity term (assigned pods labelled app=x match it), and a new
+            # toleration: the gates' hint says Queue, so a gated pod is gated again in place.
+            new = evolve_spec(
+                old, affinity=AFFINE.spec.affinity,
+                tolerations=(*old.spec.tolerations, Toleration(key=f"t{self.generation}")),
+            )
+        elif change == "plain":
+            new = evolve_spec(old, affinity=None)
         else:
             new = old.with_nominated_node_name("node-1")
         self.generation += 1
@@ -120,7 +130,7 @@ class QueueMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.in_flight))
     @rule(
         data=st.data(),
-        outcome=st.sampled_from(["rejected", "pending", "error", "bound"]),
+        outcome=st.sampled_from(["rejected", "spread", "pending", "error", "bound"]),
     )
     def finish(self, data: st.DataObject, outcome: str) -> None:
         uid = data.draw(st.sampled_from(sorted(self.in_flight)))
@@ -134,12 +144,17 @@ class QueueMachine(RuleBasedStateMachine):
                 self.q.delete_nominated_pod_if_exists(pod)
                 self.q.done(p.uid)
                 del self.current[i]
-                self.q.assigned_pod_added(pod.with_node_name("node-1"))
+                self.q.assigned_pod_added(
+                    evolve_meta(pod, labels={"app": "x"}).with_node_name("node-1")
+                )
             else:
                 self.q.done(p.uid)
             return
         p.pod_info = PodInfo.of(pod)  # the informer's latest version, as handleSchedulingFailure
-        p.unschedulable_plugins = {"Fit"} if outcome == "rejected" else set()
+        p.unschedulable_plugins = (
+            {"Fit"} if outcome == "rejected"
+            else {"PodTopologySpread"} if outcome == "spread" else set()
+        )
         p.pending_plugins = {"Pending"} if outcome == "pending" else set()
         self.q.add_unschedulable_if_not_present(p, self.q.scheduling_cycle())
 
@@ -162,6 +177,19 @@ class QueueMachine(RuleBasedStateMachine):
     @invariant()
     def indexes_agree(self) -> None:
         self.q.check_invariants()
+
+    @invariant()
+    def cross_topology_shortcut_agrees_with_the_scan(self) -> None:
+        # The kept superset of candidate keys may answer "none" only when the scan does.
+        probe = make_pod("probe", labels={"app": "x"}, node_name="node-1")
+        got = self.q._unschedulable_pods_with_cross_topology_term(probe)
+        keys = self.q._cross_topology_keys
+        self.q._cross_topology_keys = {"(scan)"}
+        try:
+            scanned = self.q._unschedulable_pods_with_cross_topology_term(probe)
+        finally:
+            self.q._cross_topology_keys = keys
+        assert [p.key for p in got] == [p.key for p in scanned]
 
     @invariant()
     def every_pod_in_exactly_one_place(self) -> None:

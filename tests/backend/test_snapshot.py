@@ -215,3 +215,65 @@ def test_node_removals_keep_the_lists_a_recomputation_gives(family: str) -> None
             assert names(snap.have_pods_with_affinity_list()) == names(
                 fresh.have_pods_with_affinity_list()), path.name
             assert snap.used_pvc_set == fresh.used_pvc_set, path.name
+
+
+@pytest.mark.parametrize("touched", [1, 3, 20])
+def test_replacing_shared_entries_after_a_removal_keeps_the_lists_exact(touched: int) -> None:
+    # After a node removal the positions are built on first use: a forked snapshot replaces
+    # its shared NodeInfos by scanning the list, then (past a few) by positions. Either way
+    # the list, map and positions are what a fresh snapshot gives, and the parent's stay.
+    from kschedlib import FakeClock, Scheduler
+    from tests.whatif.helpers import node as mk_node
+    from tests.whatif.helpers import pod as mk_pod
+
+    s = Scheduler(clock=FakeClock(), seed=1)
+    for i in range(30):
+        s.add_node(mk_node(f"n{i:02d}", zone=f"z{i % 3}"))
+    s.cache.update_snapshot(s.snapshot)
+    parent = [(ni.name, ni.generation, len(ni.pods)) for ni in s.snapshot.list()]
+    fork = s.fork()
+    fork.delete_node("n04")
+    fork.cache.update_snapshot(fork.snapshot)
+    left = [f"n{i:02d}" for i in range(30) if i != 4]
+    for k in range(touched):
+        fork.add_pod(mk_pod(f"p{k}", node_name=left[(1 + 7 * k) % 29], owner=None))
+    fork.cache.update_snapshot(fork.snapshot)
+    snap = fork.snapshot
+    fresh = Snapshot()
+    fork.cache.update_snapshot(fresh)
+    assert names(snap.list()) == names(fresh.list())
+    assert all(ni is snap.node_info_map[ni.name] for ni in snap.list())
+    assert snap.positions == {ni.name: i for i, ni in enumerate(snap.list())}
+    assert [len(ni.pods) for ni in snap.list()] == [len(ni.pods) for ni in fresh.list()]
+    assert sum(len(ni.pods) for ni in snap.list()) == touched
+    assert [(ni.name, ni.generation, len(ni.pods)) for ni in s.snapshot.list()] == parent
+
+
+def test_image_names_follow_the_nodes_through_removals_rollbacks_and_forks() -> None:
+    # What ImageLocality checks before leaving the node count out of its stored scores.
+    def with_images(name: str, *images: str) -> Node:
+        return Node.from_dict({"metadata": {"name": name}, "status": {
+            "images": [{"names": [i], "sizeBytes": 100} for i in images]}})
+
+    cache = Cache()
+    a, b = with_images("a", "img:1"), with_images("b", "img:1", "img:2")
+    cache.add_node(a)
+    cache.add_node(b)
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    assert snap.image_names == {"img:1", "img:2"}
+    token = cache.savepoint()
+    cache.remove_node(b)
+    cache.update_snapshot(snap)
+    assert snap.image_names == {"img:1"}
+    forked = cache.fork()
+    other = Snapshot()
+    forked.update_snapshot(other)
+    assert other.image_names == {"img:1"}
+    cache.rollback(token)
+    cache.update_snapshot(snap)
+    assert snap.image_names == {"img:1", "img:2"}
+    forked.remove_node(a)
+    forked.update_snapshot(other)
+    assert other.image_names == set() and snap.image_names == {"img:1", "img:2"}
+    assert Snapshot.from_objects([], [a, b]).image_names == {"img:1", "img:2"}

@@ -96,3 +96,14 @@ def test_whatif_prints_one_line_per_target(tmp_path: Path, capsys: Any) -> None:
     assert "6 candidates (" in lines[2] and "(0 removable)" not in lines[2]
     assert "20 replicas (19 batched)" in lines[3]
     assert "6 replicas (5 batched)" in lines[4]  # one per node (hostname anti-affinity)
+
+
+def test_whatif_removable_fit_line(tmp_path: Path, capsys: Any) -> None:
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(_scenario(6, 8)))
+    assert main(["--whatif", str(path), "--only", "removable,removable-fit"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [ln.split(":")[0] for ln in lines[1:]] == [
+        "whatif removable_nodes (pods of a ReplicaSet)",
+        'whatif removable_nodes (pods of a ReplicaSet, mode="fit")']
+    assert all("6 candidates (" in ln and "(0 removable)" not in ln for ln in lines[1:])

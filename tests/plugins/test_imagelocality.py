@@ -174,3 +174,26 @@ def test_pod_image_names_cached_per_cycle() -> None:
 def test_conformance_corpus(scenario: str) -> None:
     problems, _ = check_scenario(scenario, imagelocality.NAME, imagelocality.new)
     assert problems == []
+
+
+def test_node_count_is_left_out_of_the_stored_scores_only_when_no_node_holds_an_image() -> None:
+    # The stored scores key on the fragment: without any of the pod's images on a node, every
+    # node scores the same whatever the node count, so the count is not part of it.
+    nodes = [_node("a", *NODE_40_300_2000), _node("b", *NODE_250_10), _node("c")]
+    snap = Snapshot.from_objects([], nodes)
+    pl = imagelocality.new(None, BasicHandle(snap))
+    held, absent, init = _pod("gcr.io/250"), _pod("gcr.io/none"), _pod("x", init=("gcr.io/40",))
+    assert pl.node_local_fragment(held) == (pl.sign_pod(held), 3)
+    assert pl.node_local_fragment(init) == (pl.sign_pod(init), 3)
+    assert pl.node_local_fragment(absent) == (pl.sign_pod(absent), None)
+    for count in (1, 2, 3):  # the scores of such a pod do not depend on the node count
+        small = Snapshot.from_objects([], nodes[:count])
+        state = CycleState()
+        scores, st = imagelocality.new(None, BasicHandle(small)).score_nodes(
+            state, absent, small.list())
+        assert st is None and scores == [calculate_priority(0, 1)] * count
+    bare = Snapshot()  # image names unknown: the count stays in
+    bare.node_info_list = snap.list()
+    bare.image_names = None
+    assert imagelocality.new(None, BasicHandle(bare)).node_local_fragment(absent) == (
+        pl.sign_pod(absent), 3)

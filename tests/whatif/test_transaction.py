@@ -255,3 +255,19 @@ def test_after_rollback_everything_points_at_the_scheduler() -> None:
     assert s.queue.nominator._pod_lister.__self__ is s  # type: ignore[union-attr]
     assert s.queue._namespace_labels.__self__ is s  # type: ignore[union-attr]
     assert all(f.host is s._hooks and f.binder is s._hooks for f in s.frameworks.values())
+
+
+def test_rollback_restores_the_event_log_and_each_pods_last_failure() -> None:
+    s = _base()
+    s.add_pod(pod("huge", cpu="64"))
+    s.run()
+    before = (list(s.events), dict(s.events.last_failure))
+    assert "default/huge" in before[1]
+    with s.transaction():
+        s.add_node(node("big", cpu="80"))
+        s.run()  # huge lands: its last failure is dropped inside the transaction
+        s.add_pod(pod("huger", cpu="640"))
+        s.run()
+        assert "default/huge" not in s.events.last_failure
+        assert "default/huger" in s.events.last_failure
+    assert (list(s.events), dict(s.events.last_failure)) == before

@@ -173,7 +173,7 @@ class Cache:
 
     __slots__ = (
         "_ttl", "_clock", "_assumed", "_pod_states", "_nodes", "_head", "_tree", "_images",
-        "_pod_level", "_shared_generation", "_journals", "_uid_by_key",
+        "_pod_level", "_shared_generation", "_journals", "_uid_by_key", "_image_names",
     )
 
     def __init__(
@@ -193,6 +193,8 @@ class Cache:
         self._head: _NodeItem | None = None
         self._tree = NodeTree()
         self._images: dict[str, _ImageState] = {}
+        # The names in _images, frozen for snapshots (None: to take again, the names changed).
+        self._image_names: frozenset[str] | None = None
         # NodeInfos with a generation at or below this are shared with a fork (copy on write).
         self._shared_generation = 0
         # Open savepoints, oldest first (transactions): every change is noted in each.
@@ -263,6 +265,8 @@ class Cache:
                 self._assumed.discard(key)
         if j.tree is not None:
             self._tree = j.tree
+        if j.images:
+            self._image_names = None
         for image_name, saved in j.images.items():
             if saved is None:
                 self._images.pop(image_name, None)
@@ -306,6 +310,7 @@ class Cache:
         new._uid_by_key = dict(self._uid_by_key)
         new._tree = self._tree.copy()
         new._images = {}
+        new._image_names = self._image_names
         for name, st in self._images.items():
             image = _ImageState(st.size)
             image.nodes = set(st.nodes)
@@ -582,6 +587,7 @@ class Cache:
                 state = table.get(image_name)
                 if state is None:
                     state = table[image_name] = _ImageState(image.size_bytes)
+                    self._image_names = None
                 state.nodes.add(name)
                 names[image_name] = None
         item.images = tuple(names)
@@ -597,6 +603,7 @@ class Cache:
                 state.nodes.discard(item.name)
                 if not state.nodes:
                     del table[image_name]
+                    self._image_names = None
         item.images = ()
 
     def add_node(self, node: Node) -> NodeInfo:
@@ -678,6 +685,10 @@ class Cache:
         """Pods in the cache, including those on ghost nodes."""
         return sum(len(item.info.pods) for item in self._nodes.values())
 
+    def has_node(self, name: str) -> bool:
+        """Whether ``name`` is a node of the node tree (a ghost is not)."""
+        return name in self._tree
+
     def node_names(self) -> list[str]:
         """Names of the nodes in the node tree, in snapshot (round-robin by zone) order."""
         return self._tree.list()
@@ -752,14 +763,23 @@ class Cache:
         head = self._head
         if head is not None:
             snapshot.generation = head.info.generation
+        names = self._image_names
+        if names is None:
+            names = self._image_names = frozenset(self._images)
+        snapshot.image_names = names
         changes.reverse()
         snapshot.record_changes(generation, changes)
 
         tree = self._tree
+        removed: list[NodeInfo] | None = None
         if len(node_map) > tree.num_nodes:
-            self._remove_deleted_nodes(snapshot)
+            # Nodes only went (none came): the lists without them need no full rebuild.
+            removed = None if update_all else []
+            self._remove_deleted_nodes(snapshot, removed)
             update_all = True
-        if update_all or update_pvcs:
+        if removed is not None and not update_pvcs:
+            self._update_lists(snapshot, True, (removed, bool(affinity), bool(anti_affinity)))
+        elif update_all or update_pvcs:
             self._update_lists(snapshot, update_all)
         elif affinity or anti_affinity:
             # Only some nodes entered or left the affinity lists: patch them in place.
@@ -775,7 +795,10 @@ class Cache:
             self._update_lists(snapshot, True)
             raise InconsistentSnapshotError(msg)
 
-    def _remove_deleted_nodes(self, snapshot: Snapshot) -> None:
+    def _remove_deleted_nodes(
+        self, snapshot: Snapshot, removed: list[NodeInfo] | None = None
+    ) -> None:
+        """Drop the snapshot's entries of nodes no longer cached (appended to ``removed``)."""
         node_map = snapshot.node_info_map
         to_delete = len(node_map) - self._tree.num_nodes
         # Only names outside the node tree can be gone (a set difference at C speed); they
@@ -790,16 +813,25 @@ class Cache:
                 break
             item = self._nodes.get(name)
             if item is None or item.info.node is None:
-                del node_map[name]
+                gone = node_map.pop(name)
+                if removed is not None:
+                    removed.append(gone)
                 to_delete -= 1
 
-    def _update_lists(self, snapshot: Snapshot, update_all: bool) -> None:
+    def _update_lists(
+        self, snapshot: Snapshot, update_all: bool,
+        removal: tuple[list[NodeInfo], bool, bool] | None = None,
+    ) -> None:
+        """Rebuild the snapshot's node list (``update_all``) and derived lists; ``removal``:
+        (the NodeInfos removed, whether nodes entered or left each affinity list) when nodes
+        only went, see Snapshot.rebuild_lists."""
         if update_all:
             node_map = snapshot.node_info_map
             names = self._tree.list()
             try:
                 infos = list(map(node_map.__getitem__, names))
             except KeyError:
+                removal = None  # an out-of-step snapshot: rebuild everything
                 infos = []
                 for name in names:
                     ni = node_map.get(name)
@@ -808,4 +840,7 @@ class Cache:
                         ni = node_map[name] = self._copy(self._nodes[name])
                     infos.append(ni)
             snapshot.node_info_list = infos
-        snapshot.rebuild_lists()
+        if removal is not None:
+            snapshot.rebuild_lists(*removal)
+        else:
+            snapshot.rebuild_lists()

@@ -182,6 +182,7 @@ class PriorityQueue(Requeue):
             self.metrics,
         )
         self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._cross_topology_keys: set[str] = set()
         self._nominator = Nominator(pod_lister)
         self.move_request_cycle = -1
         """Cycle of the last move request; kept as in Go, unused while queueing hints are on."""
@@ -200,6 +201,7 @@ class PriorityQueue(Requeue):
         self._active.copy_from(other._active, _same)
         self._backoff.copy_from(other._backoff, _same)
         self._unschedulable = dict(other._unschedulable)
+        self._cross_topology_keys = set(other._cross_topology_keys)
         self._nominator.copy_from(other._nominator)
         self.move_request_cycle = other.move_request_cycle
         self._seq = other._seq
@@ -281,6 +283,7 @@ class PriorityQueue(Requeue):
         if code == Code.Success:
             return True
         p.unschedulable_plugins.add(pl.name)
+        self._note_cross_topology(p)
         self.metrics.unschedulable_reasons[(pl.name, p.pod.spec.scheduler_name)] += 1
         p.gating_plugin = pl.name
         p.gating_plugin_events = tuple(self._plugin_to_events.get(pl.name, ()))
@@ -453,6 +456,7 @@ class PriorityQueue(Requeue):
         if p is not None:
             p = self._own(p)
             p.update(new_pod)
+            self._note_cross_topology(p)
             self._nominator.update_nominated_pod(old_pod, p.pod_info)
             for evt in events:
                 strategy = self._is_pod_worth_requeuing(p, evt, old_pod, new_pod)
@@ -471,6 +475,7 @@ class PriorityQueue(Requeue):
         if self._active.delete(key) or self._backoff.delete(key):
             return
         self._unschedulable.pop(key, None)
+        self._cross_topology_keys.discard(key)
 
     # ------------------------------------------------------------------ nominator
 
@@ -602,4 +607,6 @@ class PriorityQueue(Requeue):
         assert not backoff & error_backoff and not (backoff | error_backoff) & unsched
         for key, p in self._unschedulable.items():
             assert p.key == key
+            if p.pod_info.required_affinity_terms or POD_TOPOLOGY_SPREAD in p.unschedulable_plugins:
+                assert key in self._cross_topology_keys, key
         assert len(self._active.in_flight.pods()) == len(self._active.in_flight)

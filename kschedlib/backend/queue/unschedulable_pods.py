@@ -19,6 +19,10 @@ class UnschedulablePods:
 
     # Set by PriorityQueue.__init__.
     _unschedulable: dict[str, QueuedPodInfo]
+    _cross_topology_keys: set[str]
+    """Keys of unschedulable pods that an assigned pod's event may move (rejected by
+    PodTopologySpread, or with a required affinity term), or did when last noted: a superset
+    of those in the map, so an empty set answers the cross-topology scan without a scan."""
     _namespace_labels: NamespaceLabels | None
     metrics: QueueMetrics
 
@@ -27,13 +31,26 @@ class UnschedulablePods:
         if key not in self._unschedulable:
             self.metrics.incoming(UNSCHEDULABLE, event)
         self._unschedulable[key] = p
+        if p.pod_info.required_affinity_terms or POD_TOPOLOGY_SPREAD in p.unschedulable_plugins:
+            self._cross_topology_keys.add(key)
+        else:
+            self._cross_topology_keys.discard(key)
+
+    def _note_cross_topology(self, p: QueuedPodInfo) -> None:
+        """``p`` (maybe with the unschedulable pods) changed in place: keep the superset."""
+        if p.pod_info.required_affinity_terms or POD_TOPOLOGY_SPREAD in p.unschedulable_plugins:
+            self._cross_topology_keys.add(p.key)
 
     def _unschedulable_delete(self, pod: Pod) -> None:
-        self._unschedulable.pop(pod.key, None)
+        key = pod.key
+        self._unschedulable.pop(key, None)
+        self._cross_topology_keys.discard(key)
 
     def _unschedulable_pods_with_cross_topology_term(self, pod: Pod) -> list[QueuedPodInfo]:
         """Unschedulable pods rejected by PodTopologySpread in ``pod``'s namespace, or with a
         required affinity term matching ``pod``."""
+        if not self._cross_topology_keys:
+            return []  # none of them can be one (the set is a superset of those that are)
         ns_labels: Mapping[str, str] = {}
         if self._namespace_labels is not None:
             ns_labels = self._namespace_labels(pod.metadata.namespace) or {}

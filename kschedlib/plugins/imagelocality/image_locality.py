@@ -81,9 +81,19 @@ class ImageLocality:
 
     def node_local_fragment(self, pod: Pod) -> Hashable:
         """The images and the cluster's node count: what a node's score depends on besides
-        its NodeInfo."""
-        total = len(self._handle.snapshot_shared_lister().node_infos().list())
-        return (self.sign_pod(pod), total)
+        its NodeInfo. The count is left out (None) when no node lists any of the pod's
+        images: every node then scores the same whatever the count, and results stored
+        before a node came or went stay valid."""
+        snap = self._handle.snapshot_shared_lister()
+        present = getattr(snap, "image_names", None)
+        if present is not None:
+            spec = pod.spec
+            if not any(
+                normalized_image_name(c.image) in present
+                for c in (*spec.init_containers, *spec.containers)
+            ):
+                return (self.sign_pod(pod), None)
+        return (self.sign_pod(pod), len(snap.node_infos().list()))
 
     def _pod_images(self, state: CycleState, pod: Pod) -> _PodImages:
         s = state.get(STATE_KEY)

@@ -31,7 +31,7 @@ from kschedlib.framework.events import (
     QueueingHint,
 )
 from kschedlib.framework.interface import PreFilterResult
-from kschedlib.framework.status import Code, Status
+from kschedlib.framework.status import Code, Status, shared_rejection
 from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.dynamicresources.extended import MappingCache
 from kschedlib.plugins.helper.typed import as_objects
@@ -77,7 +77,9 @@ class PreFilterState:
     resources left out), sorted by name so that reasons come in a stable order.
     """
 
-    __slots__ = ("milli_cpu", "memory", "ephemeral_storage", "scalars", "request", "dra")
+    __slots__ = (
+        "milli_cpu", "memory", "ephemeral_storage", "scalars", "request", "dra", "rejections",
+    )
 
     def __init__(
         self, request: Resource, scalars: tuple[tuple[str, int], ...],
@@ -91,6 +93,8 @@ class PreFilterState:
         self.memory = request.memory
         self.ephemeral_storage = request.ephemeral_storage
         self.scalars = scalars
+        self.rejections: dict[tuple[bool, int, int, int], Status] = {}
+        """Filter's verdict per shortage pattern (this request without scalar resources)."""
 
     def clone(self) -> PreFilterState:
         return self
@@ -182,11 +186,21 @@ def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
 
 
 def _status_of(insufficient: Sequence[InsufficientResource]) -> Status:
+    """The Filter verdict; one shared object per distinct verdict, named after the plugin
+    (as the framework would name it), so nodes rejected alike share one Status."""
     code = Code.Unschedulable
     for r in insufficient:
         if r.unresolvable:
             code = Code.UnschedulableAndUnresolvable
-    return Status(code, tuple(r.reason for r in insufficient))
+    return shared_rejection(code, tuple(r.reason for r in insufficient), NAME)
+
+
+def _shortage(request: int, used: int, capacity: int) -> int:
+    """0 when ``request`` fits (or is 0), 1 when short on this node, 2 when beyond its
+    capacity (fitsRequest's insufficient and unresolvable)."""
+    if request <= 0 or request <= capacity - used:
+        return 0
+    return 2 if request > capacity else 1
 
 
 def _build_scorer(strategy: ScoringStrategy) -> Scorer:
@@ -298,9 +312,24 @@ class Fit:
             or (mem > 0 and mem > alloc.memory - used.memory)
             or (eph > 0 and eph > alloc.ephemeral_storage - used.ephemeral_storage)
         ):
-            return _status_of(
-                fits_request(s.request, node_info, self._ignored, self._ignored_groups, s.dra)
+            if s.request.scalar_resources:
+                return _status_of(
+                    fits_request(s.request, node_info, self._ignored, self._ignored_groups, s.dra)
+                )
+            # Without scalar resources the verdict is a function of which resources are
+            # short, and whether beyond the node's capacity: computed once per pattern.
+            key = (
+                len(node_info.pods) >= alloc.allowed_pod_number,
+                _shortage(cpu, used.milli_cpu, alloc.milli_cpu),
+                _shortage(mem, used.memory, alloc.memory),
+                _shortage(eph, used.ephemeral_storage, alloc.ephemeral_storage),
             )
+            st = s.rejections.get(key)
+            if st is None:
+                st = s.rejections[key] = _status_of(
+                    fits_request(s.request, node_info, self._ignored, self._ignored_groups, s.dra)
+                )
+            return st
         if s.scalars:
             a_sr = alloc.scalar_resources
             u_sr = used.scalar_resources

@@ -13,8 +13,8 @@ same NodeInfo and generation are kept.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from operator import attrgetter, is_
+from collections.abc import Callable, Hashable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from kschedlib.api.pod import Pod
@@ -160,12 +160,18 @@ def _changed_from_log(
     return out
 
 
-def _only_removed(entry: _Entry, where: dict[str, int], nodes: list[NodeInfo]) -> _Entry | None:
-    """The entry for ``nodes`` when they are all listed in ``entry`` with the same NodeInfo at
-    the same generation (only nodes went): the removed nodes' shares are subtracted from the
-    totals (left inexact, see SpreadCounter.totals). None when some node is new or changed.
-    The checks run at C speed (map over the lists)."""
-    at = list(map(where.get, map(_name_of, nodes)))
+def _only_removed(
+    entry: _Entry, where: dict[str, int], nodes: list[NodeInfo],
+    recount: Callable[[NodeInfo], Share],
+) -> _Entry | None:
+    """The entry for ``nodes`` when every one of them is listed in ``entry`` under its name
+    (nodes went, none came): the removed nodes' shares are subtracted from the totals, the
+    nodes listed with another NodeInfo or generation are counted again (``recount``) and
+    their change applied, the others keep their share (totals left inexact, see
+    SpreadCounter.totals). None when some node is new. The checks run at C speed (map over
+    the lists)."""
+    names = list(map(_name_of, nodes))
+    at = list(map(where.get, names))
     if None in at:
         return None
     old_nodes = entry.nodes
@@ -173,32 +179,90 @@ def _only_removed(entry: _Entry, where: dict[str, int], nodes: list[NodeInfo]) -
         olds = list(map(old_nodes.__getitem__, at))  # type: ignore[arg-type]
     except IndexError:
         return None
-    if not all(map(is_, olds, nodes)):
+    if list(map(_name_of, olds)) != names:  # a stale position hint
         return None
     gens = list(map(_generation_of, nodes))
-    if list(map(entry.gens.__getitem__, at)) != gens:  # type: ignore[arg-type]
-        return None
+    changed = changed_indices(gens, list(map(entry.gens.__getitem__, at)))  # type: ignore[arg-type]
+    if olds != nodes:  # NodeInfos replaced (identity: NodeInfo has no __eq__)
+        changed = sorted(set(changed).union(changed_indices(nodes, olds)))
     old_shares = entry.shares
     totals = entry.totals
     for j in set(range(len(old_nodes))).difference(at):
-        share = old_shares[j]
-        if share is None:
-            continue
-        for i, x in enumerate(share):
-            if x is not None and x[1]:
-                totals[i][x[0]] -= x[1]
-    new = _Entry(nodes, gens, list(map(old_shares.__getitem__, at)), totals)  # type: ignore[arg-type]
+        _apply(totals, old_shares[j], -1)
+    shares = list(map(old_shares.__getitem__, at))  # type: ignore[arg-type]
+    for i in changed:
+        new_share = recount(nodes[i])
+        _apply(totals, shares[i], -1)
+        _apply(totals, new_share, 1)
+        shares[i] = new_share
+    new = _Entry(nodes, gens, shares, totals)
     new.exact = False
     return new
+
+
+def _removed_from_log(
+    entry: _Entry, all_nodes: list[NodeInfo], snapshot: Any,
+    recount: Callable[[NodeInfo], Share],
+) -> _Entry | None:
+    """_only_removed told by the snapshot: the nodes gone are those of the entry's positions
+    missing from the snapshot's, the nodes changed are those of its change log since the
+    entry was brought up to date (every other node has the NodeInfo and generation it had);
+    None when the snapshot cannot tell (another snapshot or node list, no positions, a log
+    that does not reach back that far) or a node came."""
+    where = entry.positions
+    if where is None or snapshot is None or entry.snapshot is not snapshot:
+        return None
+    changed_since = getattr(snapshot, "changed_since", None)
+    now = getattr(snapshot, "positions", None)
+    if changed_since is None or not isinstance(now, dict) or snapshot.list() is not all_nodes:
+        return None
+    if len(now) != len(all_nodes):
+        return None
+    names = changed_since(entry.seen)
+    if names is None:
+        return None
+    try:
+        at = list(map(where.__getitem__, now))  # the snapshot's names, in list order
+    except KeyError:
+        return None  # a node came
+    old_shares = entry.shares
+    totals = entry.totals
+    for name in where.keys() - now.keys():
+        _apply(totals, old_shares[where[name]], -1)
+    shares = list(map(old_shares.__getitem__, at))
+    nodes = list(all_nodes)
+    for name in set(names):
+        i = now.get(name)
+        if i is None:
+            continue  # changed, then removed
+        new_share = recount(nodes[i])
+        _apply(totals, shares[i], -1)
+        _apply(totals, new_share, 1)
+        shares[i] = new_share
+    new = _Entry(nodes, list(map(_generation_of, nodes)), shares, totals)
+    new.exact = False
+    return new
+
+
+def _apply(totals: list[dict[str, int]], share: Share, sign: int) -> None:
+    """Add (sign 1) or subtract (sign -1) a node's share to or from the totals."""
+    if share is None:
+        return
+    for i, x in enumerate(share):
+        if x is not None and x[1]:
+            m = totals[i]
+            m[x[0]] = m.get(x[0], 0) + sign * x[1]
 
 
 class SpreadCounter:
     """Per (pod key, constraints) the node shares and their totals; see the module doc."""
 
-    __slots__ = ("_entries", "_seen", "last")
+    __slots__ = ("_entries", "_seen", "last", "_score_keys")
 
     def __init__(self) -> None:
         self._entries: dict[Hashable, _Entry] = {}
+        # Per (namespace, constraints): what Score reads of a node, per NodeInfo generation.
+        self._score_keys: dict[Hashable, dict[int, Any]] = {}
         self._seen = SeenKeys()
         # The entry the last totals() call returned the totals of (None: it returned None).
         self.last: _Entry | None = None
@@ -286,7 +350,13 @@ class SpreadCounter:
             nodes = list(all_nodes)
             kept_entry = None
             if not exact and 0 < len(nodes) < n_old:
-                kept_entry = _only_removed(entry, where, nodes)
+
+                def recount(ni: NodeInfo) -> Share:
+                    return node_share(pod, constraints, required, ns, ni, require_all)
+
+                kept_entry = _removed_from_log(entry, all_nodes, snapshot, recount)
+                if kept_entry is None:
+                    kept_entry = _only_removed(entry, where, nodes, recount)
             shares = []
             for ni in nodes if kept_entry is None else ():
                 at = where.get(ni.name)
@@ -321,6 +391,19 @@ class SpreadCounter:
         entries[key] = entry
         self.last = entry
         return entry.totals
+
+    def score_keys(self, namespace: str, constraints: Sequence[SpreadConstraint]) -> dict[int, Any]:
+        """The table Score keeps per NodeInfo generation for pods of ``namespace`` with
+        ``constraints`` (what it reads of a node depends on nothing else)."""
+        key = (namespace, tuple(constraints))
+        tables = self._score_keys
+        table = tables.pop(key, None)
+        if table is None:
+            table = {}
+            if len(tables) >= MAX_ENTRIES:
+                del tables[next(iter(tables))]
+        tables[key] = table
+        return table
 
     def node_shares(self) -> NodeShares | None:
         """The node shares behind the last totals() result, when they can be looked up by

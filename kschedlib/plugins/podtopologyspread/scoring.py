@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from operator import attrgetter, methodcaller
+from itertools import repeat
+from operator import attrgetter, is_, methodcaller
 from typing import Any
 
 from kschedlib.api.node import Node
@@ -85,6 +86,7 @@ class PreScoreState:
         "node_refs",
         "node_values",
         "node_shares",
+        "score_keys",
     )
 
     def __init__(
@@ -109,6 +111,9 @@ class PreScoreState:
         # The counter's per-node shares count_domains added up (hostname counts are taken
         # from them at Score when kept for the same NodeInfo and generation).
         self.node_shares: NodeShares | None = None
+        # NodeInfo generation -> what score_nodes reads of that node (see _score_key), kept
+        # across cycles by the counter for the pod's namespace and constraints (None: none).
+        self.score_keys: dict[int, Any] | None = None
 
     def clone(self) -> PreScoreState:
         return self
@@ -128,7 +133,15 @@ def init_pre_score_state(
         return _init_single(constraints[0], filtered_nodes, require_all_topologies)
     # Per-node counts (hostname) are taken at Score: no domains to note for them.
     counted = [(counts[i], key) for i, key in enumerate(keys) if key != LABEL_HOSTNAME]
-    for ni in filtered_nodes:
+    refs = None if require_all_topologies else list(map(_node_of, filtered_nodes))
+    visit: Sequence[NodeInfo] = filtered_nodes
+    if refs is not None and not any(map(is_, refs, repeat(None))):
+        # The loop below without a step per node: every node counts, values first seen first.
+        labels_of = list(map(_labels_of, refs))
+        for m, key in counted:
+            m.update(dict.fromkeys(map(methodcaller("get", key, ""), labels_of), 0))
+        visit = ()
+    for ni in visit:
         node = ni.node
         if node is None:
             continue
@@ -166,7 +179,7 @@ def _init_single(
     key = c.topology_key
     refs: list[Node | None] = list(map(_node_of, filtered_nodes))
     values: list[str | None]
-    if None in refs:
+    if any(map(is_, refs, repeat(None))):  # (by identity: ``in`` would call Node.__eq__)
         values = [None if n is None else n.metadata.labels.get(key) for n in refs]
     else:
         values = list(map(methodcaller("get", key), map(_labels_of, refs)))
@@ -208,6 +221,7 @@ def count_domains(
         assert counter is not None
         if any(c.topology_key == LABEL_HOSTNAME for c in constraints):
             s.node_shares = counter.node_shares()
+            s.score_keys = counter.score_keys(pod.metadata.namespace, constraints)
         for counts, total in zip(s.tp_value_to_pod_counts, totals, strict=True):
             for value in counts:
                 counts[value] += total.get(value, 0)
@@ -317,6 +331,21 @@ def score_nodes(s: PreScoreState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[i
             value = node.metadata.labels.get(key)
             append(0 if value is None else by_value.get(value, default))
         return out
+    table = s.score_keys
+    if table is not None and not ignored:
+        # What each node's score reads (its values and hostname counts) is kept per NodeInfo
+        # generation; the score is worked out once per distinct reading, as the loop below
+        # works it out.
+        gens = list(map(_generation_of, nodes))
+        keys = list(map(table.get, gens))
+        if None in keys:
+            if len(table) > _MAX_SCORE_KEYS:
+                table.clear()
+            for i, k in enumerate(keys):
+                if k is None:
+                    keys[i] = table[gens[i]] = _score_key(nodes[i], plan, kept, ns)
+        by_key = {k: _score_of_key(k, plan) for k in set(keys)}
+        return list(map(by_key.__getitem__, keys))
     rounded: dict[float, int] = {}
     for ni in nodes:
         node = ni.node
@@ -341,6 +370,46 @@ def score_nodes(s: PreScoreState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[i
             r = rounded[score] = int(go_round(score))
         append(r)
     return out
+
+
+_MAX_SCORE_KEYS = 1 << 15
+_generation_of = attrgetter("generation")
+_NO_NODE = ("no node",)
+
+
+def _score_key(ni: NodeInfo, plan: Sequence[Any], kept: NodeShares | None, ns: str) -> Any:
+    """What score_nodes reads of a node: per constraint its value (None without the label),
+    or for hostname constraints the matching pods (None without the label)."""
+    node = ni.node
+    if node is None:
+        return _NO_NODE
+    labels = node.metadata.labels
+    out: list[Any] = []
+    for key, _terms, _missing, selector, _w, _skew, ci in plan:
+        value = labels.get(key)
+        if value is None or selector is None:
+            out.append(value)
+            continue
+        cnt = None if kept is None else kept.count(ni, ci)
+        if cnt is None:
+            cnt = count_pods_match_selector(ni.pods, selector, ns)
+        out.append(cnt)
+    return tuple(out)
+
+
+def _score_of_key(key: Any, plan: Sequence[Any]) -> int:
+    """score_node's result for a node read as ``key`` (the same float operations)."""
+    if key is _NO_NODE:
+        return 0
+    score = 0.0
+    for part, (_key, terms, missing, selector, w, skew, _ci) in zip(key, plan, strict=True):
+        if part is None:
+            continue
+        if selector is None:
+            score += terms.get(part, missing)
+        else:
+            score += part * w + skew
+    return int(go_round(score))
 
 
 def normalize_values(values: list[int], ignored: Sequence[int]) -> None:

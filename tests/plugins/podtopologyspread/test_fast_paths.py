@@ -425,6 +425,7 @@ def test_hostname_counts_from_kept_shares_equal_counting(
         assert isinstance(s, PreScoreState)
         if step >= 1 and any(c.topology_key == HOST for c in s.constraints):
             assert s.node_shares is not None  # the reuse is on
+            assert s.score_keys is not None  # what Score reads is kept per generation
         single = []
         for ni in filtered:
             v, sst = pl.score(state, incoming, ni)  # score_node counts on the node itself
