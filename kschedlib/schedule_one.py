@@ -307,7 +307,7 @@ def _filter_with_table(
     k: int,
     table: dict[int, Status | None],
     nominated_names: Collection[str],
-) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
+) -> tuple[list[NodeInfo], list[tuple[str, Status]] | Rejections]:
     """The ``k`` leading node-local filters' verdict is reused while a NodeInfo is unchanged;
     the other filters run as usual. A node with nominated pods runs every filter with them;
     when all filters are node-local that verdict is reused too, while both the NodeInfo and
@@ -318,6 +318,11 @@ def _filter_with_table(
     if nominated_names and not rest:
         nominated_table = fwk.nominated_filter_table(state, pod, filters)
         nominated_key = fwk.nominated_filter_keyer(state, pod)
+        if nominated_table is not None:
+            return _filter_node_local_nominated(
+                fwk, state, pod, order, to_find, filters, table, nominated_names,
+                nominated_table, nominated_key,
+            )
     run = fwk.run_filter_plugins
     run_nominated = fwk.run_filter_plugins_with_nominated_pods
     feasible: list[NodeInfo] = []
@@ -371,6 +376,154 @@ def _filter_with_table(
             raise SchedulingError(st.message())
         else:
             failed.append((ni.name, st))
+    return feasible, failed
+
+
+def _filter_node_local_nominated(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    order: Iterable[NodeInfo],
+    to_find: int,
+    filters: list[tuple[str, Any]],
+    table: dict[int, Status | None],
+    nominated_names: Collection[str],
+    nominated_table: dict[int, Any],
+    nominated_key: Any,
+) -> tuple[list[NodeInfo], list[tuple[str, Status]] | Rejections]:
+    """_filter_with_table when every filter is node-local and the two-pass verdicts of
+    nodes with nominated pods are stored too. Nodes are looked up a chunk at a time while
+    their verdicts are rejections (what a pod that fits nowhere meets; verdicts not stored
+    are computed in order); from the first node with another verdict, the node-by-node loop
+    decides."""
+    nodes = order if isinstance(order, list) else list(order)
+    rejected: list[Any] = []  # the statuses of nodes[:start], all rejections
+    get = table.get
+    get_nominated = nominated_table.get
+    nominated_at = nominated_names.__contains__
+    run = fwk.run_filter_plugins
+    run_nominated = fwk.run_filter_plugins_with_nominated_pods
+    missing = _MISSING
+    n = len(nodes)
+    start = 0
+    while start < n:
+        chunk = nodes[start : start + _CHUNK]
+        names = [ni.name for ni in chunk]
+        sts: list[Any] = list(map(get, [ni.generation for ni in chunk], repeat(missing)))
+        keys: dict[int, Any] = {}
+        for i in compress(range(len(chunk)), map(nominated_at, names)):
+            ni = chunk[i]
+            key = keys[i] = nominated_key(names[i])
+            e = get_nominated(ni.generation)
+            sts[i] = e[1] if e is not None and e[0] == key else missing
+        try:  # the first node that fits by its stored verdict
+            stop = list(map(is_, sts, repeat(None))).index(True)
+        except ValueError:
+            stop = len(chunk)
+        for i in compress(range(stop), map(is_, sts, repeat(missing))):  # in order
+            ni = chunk[i]
+            if i in keys:
+                st = run_nominated(state, pod, ni, filters)
+                if st is not None and st.is_rejected():
+                    st = shared(st)
+                if st is None or st.is_rejected():  # the stored key keeps the pods alive
+                    nominated_table[ni.generation] = (keys[i], st)
+            else:
+                st = run(state, pod, ni, filters)
+                if st is None:
+                    table[ni.generation] = None
+                elif st.is_rejected():  # errors are never stored
+                    st = table[ni.generation] = shared(st)
+            sts[i] = st
+            if st is None or not st.is_rejected():
+                stop = i
+                break
+        if stop == len(chunk):
+            rejected.extend(sts)
+            start += stop
+            continue
+        failed = list(zip(map(_name, nodes[:start]), rejected, strict=True))
+        failed.extend(zip(names[:stop], sts[:stop], strict=True))
+        # The node at ``stop`` as the loop takes it, then the loop from the next one.
+        st, ni = sts[stop], chunk[stop]
+        feasible: list[NodeInfo] = []
+        left = to_find
+        if st is None or st.code == Code.Success:
+            if not left:
+                return feasible, failed
+            feasible.append(ni)
+            left -= 1
+        elif st.code == Code.Error:
+            raise SchedulingError(st.message())
+        else:
+            failed.append((ni.name, st))
+        feasible, more = _filter_nominated_each(
+            fwk, state, pod, islice(nodes, start + stop + 1, None), left, filters, table,
+            nominated_names, nominated_table, nominated_key, feasible,
+        )
+        failed.extend(more)
+        return feasible, failed
+    return [], Rejections(nodes, rejected)
+
+
+_CHUNK = 128
+
+
+def _filter_nominated_each(
+    fwk: Framework,
+    state: CycleState,
+    pod: Pod,
+    order: Iterable[NodeInfo],
+    to_find: int,
+    filters: list[tuple[str, Any]],
+    table: dict[int, Status | None],
+    nominated_names: Collection[str],
+    nominated_table: dict[int, Any],
+    nominated_key: Any,
+    feasible: list[NodeInfo],
+) -> tuple[list[NodeInfo], list[tuple[str, Status]]]:
+    """_filter_node_local_nominated node by node, adding to ``feasible`` (``to_find``
+    more to find)."""
+    run = fwk.run_filter_plugins
+    run_nominated = fwk.run_filter_plugins_with_nominated_pods
+    failed: list[tuple[str, Status]] = []
+    add_failed = failed.append
+    get = table.get
+    get_nominated = nominated_table.get
+    missing = _MISSING
+    success = Code.Success
+    error = Code.Error
+    left = to_find
+    for ni in order:
+        name = ni.name
+        if name in nominated_names:
+            key = nominated_key(name)
+            e = get_nominated(ni.generation)
+            if e is not None and e[0] == key:  # identical pod objects compare at once
+                st = e[1]
+            else:
+                st = run_nominated(state, pod, ni, filters)
+                if st is not None and st.is_rejected():
+                    st = shared(st)
+                if st is None or st.is_rejected():  # the stored key keeps the pods alive
+                    nominated_table[ni.generation] = (key, st)
+        else:
+            st = get(ni.generation, missing)
+            if st is missing:
+                st = run(state, pod, ni, filters)
+                if st is None:
+                    table[ni.generation] = None
+                elif st.is_rejected():  # errors are never stored
+                    st = table[ni.generation] = shared(st)
+        if st is None or st.code == success:
+            if not left:
+                break
+            feasible.append(ni)
+            left -= 1
+        elif st.code == error:
+            raise SchedulingError(st.message())
+        else:
+            add_failed((name, st))
     return feasible, failed
 
 

@@ -41,6 +41,26 @@ ANTI: dict[str, Any] = {
     },
 }
 
+PREFERRED: dict[str, Any] = {
+    "metadata": {"name": "preferred", "namespace": "default", "labels": {"app": "preferred"}},
+    "spec": {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}}}],
+        "topologySpreadConstraints": [{
+            "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"app": "preferred"}},
+        }],
+        "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+            "weight": 100, "podAffinityTerm": {
+                "topologyKey": "kubernetes.io/hostname",
+                "labelSelector": {"matchLabels": {"app": "preferred"}},
+            },
+        }]}},
+    },
+}
+"""A Deployment's usual soft rules: ScheduleAnyway zone spreading and preferred hostname
+anti-affinity (scores that are not node-local)."""
+
 
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
@@ -132,7 +152,8 @@ def main(argv: list[str], out: Any = None) -> int:
               f"{cpu:.2f} s CPU ({wall:.2f} s wall), {cpu / max(len(names), 1) * 1000:.1f} ms "
               "CPU per candidate (target: 5000 candidates < 15 s)", file=out)
     if "capacity" in only:
-        for label, template in (("topology spread", SPREAD), ("pod anti-affinity", ANTI)):
+        for label, template in (("topology spread", SPREAD), ("pod anti-affinity", ANTI),
+                                ("preferred spread and anti-affinity", PREFERRED)):
             pod = Pod.from_dict(template)
             t, c = time.perf_counter(), time.process_time()
             cap = sched.capacity(pod, limit=args.replicas)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, compress
 from operator import is_not
 
@@ -12,8 +12,10 @@ from kschedlib.api.pod import Pod
 from kschedlib.errors import KSchedError
 from kschedlib.framework.interface import NodeInfoLister
 from kschedlib.framework.status import Code, Status
+from kschedlib.framework.types import NodeInfo
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+
 
 def run_heads(statuses: list[Status]) -> list[Status]:
     """The first Status of each run of one object in ``statuses`` (at C speed)."""
@@ -59,6 +61,15 @@ class NodeToStatus:
 
     def explicit(self) -> dict[str, Status]:
         return dict(self._statuses)
+
+    def listed_with_code(self, nodes: Sequence[NodeInfo], code: Code) -> list[NodeInfo]:
+        """The ``nodes`` (with a Node) whose explicit status has ``code``, in their order."""
+        get = self._statuses.get
+        return [
+            ni
+            for ni in nodes
+            if (st := get(ni.name)) is not None and st.code == code and ni.node is not None
+        ]
 
     def nodes_for_status_code(self, lister: NodeInfoLister, code: Code) -> list:  # type: ignore[type-arg]
         """Nodes whose status (explicit or absent) has ``code``, in the lister's order."""

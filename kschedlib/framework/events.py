@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -81,7 +82,7 @@ class ClusterEvent:
     def label(self) -> str:
         if self.custom_label:
             return self.custom_label
-        return f"{self.resource.value}{_action_label(self.action_type)}"
+        return _label(self.resource, self.action_type)
 
     def is_wildcard(self) -> bool:
         return self.resource == EventResource.WildCard and self.action_type == ActionType.All
@@ -99,6 +100,12 @@ class ClusterEvent:
             EventResource.AssignedPod,
             EventResource.UnscheduledPod,
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _label(resource: EventResource, action_type: ActionType) -> str:
+    """The label of an event without a custom one (computed once per pair)."""
+    return f"{resource.value}{_action_label(action_type)}"
 
 
 def _action_label(a: ActionType) -> str:

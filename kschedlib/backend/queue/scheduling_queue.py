@@ -504,10 +504,10 @@ class PriorityQueue(Requeue):
         the queue as it is now and remembered per node, for one scheduling cycle's lookups
         (the queue does not change during a cycle)."""
         nominated = self._nominator.nominated_pods
-        active = self._active.heap.get_by_key
+        # The heaps' own index and items (a method call per lookup costs more than the lookup).
+        heaps = (self._active.heap, self._backoff.pod_backoff_q, self._backoff.pod_error_backoff_q)
+        active, backoff, error_backoff = heaps
         unschedulable = self._unschedulable.get
-        backoff = self._backoff.pod_backoff_q.get_by_key
-        error_backoff = self._backoff.pod_error_backoff_q.get_by_key
         memo: dict[str, tuple[tuple[Pod, bool], ...]] = {}
 
         def keys(node_name: str) -> tuple[tuple[Pod, bool], ...]:
@@ -519,7 +519,18 @@ class PriorityQueue(Requeue):
                 if ref.uid == exclude_uid:
                     continue
                 key = ref.key
-                p = active(key) or unschedulable(key) or backoff(key) or error_backoff(key)
+                i = active._index.get(key)  # same order as the sub-queues' get()
+                if i is not None:
+                    p: QueuedPodInfo | None = active._items[i]
+                else:
+                    p = unschedulable(key)
+                    if p is None:
+                        i = backoff._index.get(key)
+                        if i is not None:
+                            p = backoff._items[i]
+                        else:
+                            i = error_backoff._index.get(key)
+                            p = None if i is None else error_backoff._items[i]
                 pi = PodInfo(ref.to_pod()) if p is None else p.pod_info
                 pod = pi.pod
                 if (pod.spec.priority or 0) >= min_priority:

@@ -16,7 +16,6 @@ from kschedlib.plugins.defaultpreemption.default_preemption import (
     filter_pods_with_pdb_violation,
     more_important_pod,
     new,
-    pod_start_time,
     pod_terminating_by_preemption,
 )
 from kschedlib.plugins.defaultpreemption.evaluator import (
@@ -29,6 +28,7 @@ from kschedlib.plugins.defaultpreemption.evaluator import (
     aggregate_error_message,
     earliest_pod_start_time,
     lower_priority_nominated_pods,
+    pod_start_time,
 )
 from kschedlib.plugins.defaultpreemption.go_sort import sort_slice
 

@@ -3,9 +3,6 @@ node where that hurts least and nominate the pod there (kube-scheduler v1.35).""
 
 from __future__ import annotations
 
-import datetime as _dt
-import functools
-import itertools
 import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -33,6 +30,7 @@ from kschedlib.plugins.defaultpreemption.evaluator import (
     Evaluator,
     ScoreFunc,
     Victims,
+    pod_start_time,
 )
 from kschedlib.plugins.defaultpreemption.go_sort import sort_slice
 
@@ -46,29 +44,6 @@ PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
 IsEligiblePodFunc = Callable[[NodeInfo, PodInfo, Pod], bool]
 MoreImportantPodFunc = Callable[[Pod, Pod], bool]
-
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-_NOW_BASE = 1 << 62  # above every real start time, in microseconds since the epoch
-_now_ticks = itertools.count(1)
-
-
-def pod_start_time(pod: Pod) -> int:
-    """GetPodStartTime in microseconds since the epoch. A pod not started yet gets "now":
-    later than any recorded start, and later at every call, as time.Now() is."""
-    st = pod.status.start_time
-    if st is None:
-        return _NOW_BASE + next(_now_ticks)
-    return _micros(st)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _micros(st: _dt.datetime) -> int:
-    """Microseconds since the epoch (naive times are UTC); remembered, as victims' start
-    times are compared again and again."""
-    if st.tzinfo is None:
-        st = st.replace(tzinfo=_dt.timezone.utc)
-    return (st - _EPOCH) // _dt.timedelta(microseconds=1)
-
 
 def more_important_pod(pod1: Pod, pod2: Pod) -> bool:
     """Higher priority first; at equal priority the pod that started earlier."""
@@ -242,8 +217,14 @@ class DefaultPreemption:
     ) -> list[ScoreFunc] | None:
         return None
 
-    def pod_start_time(self, pod: Pod) -> int:
-        return pod_start_time(pod)
+    # The module function itself: the evaluator calls it for every victim it compares.
+    pod_start_time = staticmethod(pod_start_time)
+
+    @property
+    def pod_start_time_is_default(self) -> bool:
+        """Whether pod_start_time is the module's (start times of started pods are then
+        fixed, and the evaluator may keep them with stored dry-run outcomes)."""
+        return self.pod_start_time is pod_start_time
 
     def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
         return pod_priority(victim.pod) < pod_priority(preemptor) and self.is_eligible_pod(

@@ -37,8 +37,11 @@ DEFAULT_MAX_TABLES = 16
 Outcome = tuple[list[Pod], int, "Status | None"]
 """What select_victims_on_node returns: victims, PDB violations, status."""
 
-_Entry = tuple[int, tuple[Any, ...], tuple[tuple[Pod, ...], int, "Status | None"]]
-"""(NodeInfo generation, nominated key, (victims, PDB violations, status))."""
+Stored = tuple[list[Pod], int, "Status | None", Any]
+"""A stored outcome as find gives it back: victims, PDB violations, status, summary."""
+
+_Entry = tuple[int, tuple[Any, ...], tuple[tuple[Pod, ...], int, "Status | None"], Any]
+"""(NodeInfo generation, nominated key, (victims, PDB violations, status), summary)."""
 
 
 class DryRunCache:
@@ -88,7 +91,12 @@ class DryRunCache:
         table: dict[str, _Entry] = self._tables.table(key)
         keyer = getattr(handle, "nominated_filter_keyer", None)
         if keyer is not None:
-            return DryRunMemo(table, prio, pod.uid, None, keyer(state, pod))
+            names_of = getattr(handle, "nominated_node_names", None)
+            names = names_of() if names_of is not None else None
+            return DryRunMemo(
+                table, prio, pod.uid, None, keyer(state, pod),
+                None if names is None else names.__contains__,
+            )
         copies = nominator.nominated_pods_for_node
 
         def keys(node_name: str) -> list[tuple[Pod, bool]]:
@@ -100,17 +108,19 @@ class DryRunCache:
 class DryRunMemo:
     """Stored dry-run outcomes for one preemption attempt's preemptor."""
 
-    __slots__ = ("_table", "_prio", "_uid", "_nominated_for", "_keyer")
+    __slots__ = ("_table", "_prio", "_uid", "_nominated_for", "_keyer", "_nominated_at")
 
     def __init__(
         self, table: dict[str, _Entry], prio: int, uid: str, nominated_for: Any,
-        keyer: Any = None,
+        keyer: Any = None, nominated_at: Any = None,
     ) -> None:
         self._table = table
         self._prio = prio
         self._uid = uid
         self._nominated_for = nominated_for
         self._keyer = keyer
+        # node name -> whether any pod is nominated there (the keyer gives () elsewhere)
+        self._nominated_at = nominated_at
 
     def nominated_key(self, node_name: str) -> tuple[Any, ...]:
         """The pods nominated to the node that the filter counts as running (identity and
@@ -124,16 +134,29 @@ class DryRunMemo:
                 out.append((p, level))
         return tuple(out)
 
-    def lookup(self, node_info: NodeInfo, nominated: tuple[Any, ...]) -> Outcome | None:
-        e = self._table.get(node_info.name)
-        if e is None or e[0] != node_info.generation:
-            return None
-        if e[1] != nominated:  # identical pod objects compare equal at once
-            return None
+    def find(self, node_info: NodeInfo) -> tuple[tuple[Any, ...], Stored | None]:
+        """The node's nominated key, and the outcome stored for the node's generation with
+        that key (a fresh list of victims) with the summary stored with it, or None."""
+        name = node_info.name
+        keyer = self._keyer
+        if keyer is None:
+            nominated = self.nominated_key(name)
+        elif self._nominated_at is None or self._nominated_at(name):
+            nominated = keyer(name)
+        else:
+            nominated = ()
+        e = self._table.get(name)
+        if e is None or e[0] != node_info.generation or e[1] != nominated:
+            return nominated, None
         victims, num_violations, status = e[2]
-        return list(victims), num_violations, status
+        return nominated, ([*victims] if victims else [], num_violations, status, e[3])
 
-    def store(self, node_info: NodeInfo, nominated: tuple[Any, ...], outcome: Outcome) -> None:
+    def store(
+        self, node_info: NodeInfo, nominated: tuple[Any, ...], outcome: Outcome,
+        summary: Any = None,
+    ) -> None:
+        """Keep ``outcome`` (never an error) and a ``summary`` of it that depends on the
+        victims only, given back by find."""
         victims, num_violations, status = outcome
         if status is not None and status.code == Code.Error:
             return
@@ -141,4 +164,5 @@ class DryRunMemo:
             node_info.generation,
             nominated,
             (tuple(victims), num_violations, status),
+            summary,
         )

@@ -3,8 +3,11 @@ dry-running victim selection, let extenders veto, pick one node, evict its victi
 
 from __future__ import annotations
 
+import datetime as _dt
+import functools
+import itertools
 from collections.abc import Callable, Mapping, Sequence
-from itertools import count
+from itertools import chain, count, islice
 from typing import Any, Protocol
 
 import attrs
@@ -23,12 +26,19 @@ MIN_INT64 = -(1 << 63)
 _PRIORITY_OFFSET = 1 << 31  # MaxInt32 + 1: makes every priority >= 0 in the sum
 
 
+VictimsSummary = tuple[tuple[int, int, int, int], "int | None"]
+"""The scores of the four pure default criteria (PDB violations, highest priority, priority
+sum, number of victims) and the latest-start score, None when it must be read at pick time."""
+
+
 @attrs.define(slots=True)
 class Victims:
     """The pods to evict on a node (most important first) and how many PDBs that violates."""
 
     pods: list[Pod]
     num_pdb_violations: int = 0
+    summary: VictimsSummary | None = attrs.field(default=None, eq=False, repr=False)
+    """The default criteria's scores of these victims when known (see victims_summary)."""
 
 
 @attrs.define(slots=True)
@@ -151,13 +161,23 @@ class Evaluator:
         if not all_nodes:
             return [], None, "no nodes available"
         lister = self.handle.snapshot_shared_lister().node_infos()
-        potential = m.nodes_for_status_code(lister, Code.Unschedulable)
+        # kube-scheduler ranges over a map here (random order): keep the snapshot's order.
+        node_map = getattr(lister, "node_info_map", None)
+        if (
+            isinstance(m, NodeToStatus)
+            and m.absent_nodes_status.code != Code.Unschedulable
+            and node_map is not None
+            and len(node_map) == len(all_nodes)
+            and lister.list() is all_nodes
+        ):  # every NodeInfo of the snapshot is listed: take them in order at once
+            potential = m.listed_with_code(all_nodes, Code.Unschedulable)
+        else:
+            potential = m.nodes_for_status_code(lister, Code.Unschedulable)
+            order = dict(zip([ni.name for ni in all_nodes], count()))
+            get, last = order.get, len(order)
+            potential = sorted(potential, key=lambda ni: get(ni.name, last))
         if not potential:
             return [], NodeToStatus(), None
-        # kube-scheduler ranges over a map here (random order): keep the snapshot's order.
-        order = dict(zip([ni.name for ni in all_nodes], count()))
-        get, last = order.get, len(order)
-        potential = sorted(potential, key=lambda ni: get(ni.name, last))
         pdbs = self.pod_disruption_budgets()
         offset, num_candidates = self.interface.get_offset_and_num_candidates(len(potential))
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
@@ -192,31 +212,49 @@ class Evaluator:
         select = self.interface.select_victims_on_node
         memo_of = getattr(self.interface, "dry_run_memo", None)
         memo = memo_of(state, pod, pdbs) if memo_of is not None else None
-        for i in range(n):
-            node = potential_nodes[(offset + i) % n]
+        success = Code.Success
+        # Summaries are kept with stored outcomes, for the default criteria and start times.
+        summarize = None
+        if (
+            type(self).default_score_funcs is Evaluator.default_score_funcs
+            and getattr(self.interface, "pod_start_time_is_default", False)
+        ):
+            summarize = victims_summary
+        find = memo.find if memo is not None else None
+        error = Code.Error
+        failed: list[tuple[str, Status]] = []  # into ``statuses`` at the end, in order
+        start = offset % n if n else 0
+        for node in chain(islice(potential_nodes, start, None), islice(potential_nodes, start)):
             name = node.name
-            if memo is None:
+            summary = None
+            if find is None:
                 pods, num_violations, status = select(state.clone(), pod, node.clone(), pdbs)
             else:
-                nominated = memo.nominated_key(name)
-                got = memo.lookup(node, nominated)
+                nominated, got = find(node)
                 if got is None:
-                    got = select(state.clone(), pod, node.clone(), pdbs)
-                    memo.store(node, nominated, got)
-                pods, num_violations, status = got
-            if _ok(status) and pods:
-                c = Candidate(name, Victims(pods, num_violations))
+                    pods, num_violations, status = select(state.clone(), pod, node.clone(), pdbs)
+                    if summarize is not None and pods:
+                        summary = summarize(pods, num_violations)
+                    assert memo is not None
+                    memo.store(node, nominated, (pods, num_violations, status), summary)
+                else:
+                    pods, num_violations, status, summary = got
+                    if summarize is None:
+                        summary = None
+            if (status is None or status.code == success) and pods:
+                c = Candidate(name, Victims(pods, num_violations, summary))
                 bucket = non_violating if num_violations == 0 else violating
                 if len(bucket) < num_candidates:
                     bucket.append(c)
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
                     break
                 continue
-            if status is None or status.code == Code.Success:
+            if status is None or status.code == success:
                 status = Status.error(f'expected at least one victim pod on node "{name}"')
-            if status.code == Code.Error:
+            if status.code == error:
                 errors.append(status.message())
-            statuses.set(name, status)
+            failed.append((name, status))
+        statuses.set_all([name for name, _ in failed], [st for _, st in failed])
         err = aggregate_error_message(errors) if errors else None
         return non_violating + violating, statuses, err
 
@@ -282,19 +320,24 @@ class Evaluator:
         candidates = list(nodes_to_victims)
         if not score_funcs:
             score_funcs = self.default_score_funcs(nodes_to_victims)
+            leading = None
+            if type(self).default_score_funcs is Evaluator.default_score_funcs:
+                leading = _leading_by_default_criteria(nodes_to_victims, candidates)
+            if leading is not None:
+                if len(leading) == 1:
+                    return leading[0]
+                candidates = leading
+                # The start times, on the nodes still tied (those summarized, at once).
+                score_funcs = [_summarized_or(score_funcs[4], nodes_to_victims)]
         for f in score_funcs:
-            selected: list[str] = []
-            best = MIN_INT64
-            for node in candidates:
-                score = f(node)
-                if score > best:
-                    best = score
-                    selected = []
-                if score == best:
-                    selected.append(node)
-            if len(selected) == 1:
-                return selected[0]
-            candidates = selected
+            scores = list(map(f, candidates))  # in candidate order, as the loop calls them
+            top = max(scores, default=MIN_INT64)
+            if top < MIN_INT64:  # no score reaches the floor: nothing is selected
+                candidates = []
+                continue
+            if scores.count(top) == 1:
+                return candidates[scores.index(top)]
+            candidates = [node for node, score in zip(candidates, scores, strict=True) if score == top]
         return candidates[0]
 
     def default_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc]:
@@ -314,8 +357,25 @@ class Evaluator:
             return -len(nodes_to_victims[node].pods)
 
         def latest_start_time(node: str) -> int:
-            earliest = earliest_pod_start_time(nodes_to_victims[node], start_time)
-            return MIN_INT64 if earliest is None else earliest
+            # earliest_pod_start_time, inlined: the start time calls in the same order.
+            pods = nodes_to_victims[node].pods
+            if not pods:
+                return MIN_INT64
+            first = pods[0]
+            earliest = start_time(first)
+            max_priority = first.spec.priority or 0
+            # The first pod again would not lower ``earliest`` (a pod without a start time
+            # reads a later "now"): the loop starts at the second.
+            for p in pods[1:]:
+                prio = p.spec.priority or 0
+                if prio == max_priority:
+                    t = start_time(p)
+                    if t < earliest:
+                        earliest = t
+                elif prio > max_priority:
+                    max_priority = prio
+                    earliest = start_time(p)
+            return earliest
 
         return [
             min_pdb_violations,
@@ -372,6 +432,91 @@ class Evaluator:
     def _clear_lower_priority_nominations(self, pod: Pod, node_name: str) -> None:
         for other in lower_priority_nominated_pods(self.handle, pod, node_name):
             self.handle.host.clear_nominated_node_name(other)
+
+
+def _leading_by_default_criteria(
+    nodes_to_victims: Mapping[str, Victims], candidates: list[str]
+) -> list[str] | None:
+    """The candidates the first four default criteria (PDB violations, highest priority,
+    priority sum, number of victims) keep, in order: those with the greatest tuple of the
+    four scores, which is what filtering criterion by criterion keeps. The pure criteria are
+    computed in one pass; the start times (which may read the clock) are left to the loop."""
+    scores = []
+    for node in candidates:
+        v = nodes_to_victims[node]
+        if v.summary is not None:
+            scores.append(v.summary[0])
+            continue
+        if not v.pods:
+            return None  # criterion by criterion (min_highest_priority raises there)
+        scores.append(_pure_criteria(v.pods, v.num_pdb_violations))
+    top = max(scores)
+    if min(top) < MIN_INT64:  # below the loop's floor: let the loop decide
+        return None
+    if scores.count(top) == 1:
+        return [candidates[scores.index(top)]]
+    return [node for node, score in zip(candidates, scores, strict=True) if score == top]
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_NOW_BASE = 1 << 62  # above every real start time, in microseconds since the epoch
+_now_ticks = itertools.count(1)
+
+
+def pod_start_time(pod: Pod) -> int:
+    """GetPodStartTime in microseconds since the epoch. A pod not started yet gets "now":
+    later than any recorded start, and later at every call, as time.Now() is."""
+    st = pod.status.start_time
+    if st is None:
+        return _NOW_BASE + next(_now_ticks)
+    return _micros(st)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _micros(st: _dt.datetime) -> int:
+    """Microseconds since the epoch (naive times are UTC); remembered, as victims' start
+    times are compared again and again."""
+    if st.tzinfo is None:
+        st = st.replace(tzinfo=_dt.timezone.utc)
+    return (st - _EPOCH) // _dt.timedelta(microseconds=1)
+
+
+def _pure_criteria(pods: Sequence[Pod], num_pdb_violations: int) -> tuple[int, int, int, int]:
+    """The scores of the four pure default criteria for non-empty ``pods``."""
+    prios = [p.spec.priority or 0 for p in pods]
+    n = len(pods)
+    return (-num_pdb_violations, -prios[0], -(sum(prios) + _PRIORITY_OFFSET * n), -n)
+
+
+def victims_summary(pods: Sequence[Pod], num_pdb_violations: int) -> VictimsSummary:
+    """The default criteria's scores of non-empty victims: the latest-start score only when
+    every victim has a start time (a pod without one reads the clock, at pick time)."""
+    if any(p.status.start_time is None for p in pods):
+        return _pure_criteria(pods, num_pdb_violations), None
+    return (
+        _pure_criteria(pods, num_pdb_violations),
+        earliest_pod_start_time(Victims(list(pods)), default_start_time),
+    )
+
+
+def default_start_time(pod: Pod) -> int:
+    """DefaultPreemption's pod_start_time for a pod with a start time (microseconds since
+    the epoch); pods without one are never summarized."""
+    st = pod.status.start_time
+    assert st is not None
+    return _micros(st)
+
+
+def _summarized_or(f: ScoreFunc, nodes_to_victims: Mapping[str, Victims]) -> ScoreFunc:
+    """``f``, or the latest-start score stored in the node's victims summary."""
+
+    def score(node: str) -> int:
+        summary = nodes_to_victims[node].summary
+        if summary is not None and summary[1] is not None:
+            return summary[1]
+        return f(node)
+
+    return score
 
 
 def lower_priority_nominated_pods(handle: Any, pod: Pod, node_name: str) -> list[Pod]:

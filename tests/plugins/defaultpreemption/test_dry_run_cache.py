@@ -284,17 +284,19 @@ class _Checked:
         self.hits = 0
         self.mismatches: list[Any] = []
         self._found: dict[str, Any] = {}
-        self._saved: tuple[Any, Any] = (DryRunMemo.lookup, DryRunMemo.store)
+        self._saved: tuple[Any, Any] = (DryRunMemo.find, DryRunMemo.store)
 
     def __enter__(self) -> _Checked:
-        lookup, store = self._saved
+        find, store = self._saved
         found = self._found
 
-        def checked_lookup(memo: DryRunMemo, node_info: Any, nominated: Any) -> Any:
-            found[node_info.name] = lookup(memo, node_info, nominated)
-            return None  # recompute
+        def checked_find(memo: DryRunMemo, node_info: Any) -> Any:
+            nominated, found[node_info.name] = find(memo, node_info)
+            return nominated, None  # recompute
 
-        def checked_store(memo: DryRunMemo, node_info: Any, nominated: Any, outcome: Any) -> None:
+        def checked_store(
+            memo: DryRunMemo, node_info: Any, nominated: Any, outcome: Any, summary: Any = None
+        ) -> None:
             got = found.pop(node_info.name)
             if got is not None:
                 self.hits += 1
@@ -305,17 +307,18 @@ class _Checked:
                     and got[1] == num
                     and got[2] == status
                     and (got[2] and got[2].plugin) == (status and status.plugin)
+                    and got[3] == summary
                 )
                 if not same:  # recorded: the scheduler turns exceptions into Error attempts
                     self.mismatches.append((node_info.name, got, outcome))
-            store(memo, node_info, nominated, outcome)
+            store(memo, node_info, nominated, outcome, summary)
 
-        DryRunMemo.lookup = checked_lookup  # type: ignore[method-assign]
+        DryRunMemo.find = checked_find  # type: ignore[method-assign]
         DryRunMemo.store = checked_store  # type: ignore[method-assign]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        DryRunMemo.lookup, DryRunMemo.store = self._saved  # type: ignore[method-assign]
+        DryRunMemo.find, DryRunMemo.store = self._saved  # type: ignore[method-assign]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
