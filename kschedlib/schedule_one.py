@@ -16,6 +16,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from kschedlib.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, Extender
 from kschedlib.framework.interface import MAX_NODE_SCORE
+from kschedlib.framework.node_local_cache import GenerationTable, PositionMarks
 from kschedlib.framework.reuse import ScoreBreakdown
 from kschedlib.framework.runtime import Framework, NodePluginScores, PluginScore
 from kschedlib.framework.status import Code, Status, from_exception, shared
@@ -118,6 +119,15 @@ def _filter_node_local(
     # verdict, so the first ``to_find`` are the feasible ones and the search ends at the next
     # (what the loop below finds, looked up in one pass without a Python-level step per node).
     n = len(nodes)
+    run = fwk.run_filter_plugins
+    get = table.get
+    marks = _filter_marks(fwk, table, nodes)
+    if marks is not None and _window_fits(
+        marks, state, pod, nodes, start_at, min(to_find + 1, n), run, filters, table
+    ):
+        # Only the window's nodes changed since they were last seen fitting were looked at;
+        # the feasible run is a kept list (no per-node step).
+        return marks.window(start_at, to_find), []
     end = start_at + to_find + 1
     if end <= n:
         head = list(nodes[start_at:end])
@@ -126,12 +136,11 @@ def _filter_node_local(
         wrap = min(end - n, start_at)
         head = [*nodes[start_at:], *nodes[:wrap]]
         rest = islice(nodes, wrap, start_at)
-    run = fwk.run_filter_plugins
-    get = table.get
     # Whether each node has a stored "fits" (a comprehension reads the slot faster than
-    # attrgetter in map; a list of bools is counted and searched by identity).
+    # attrgetter in map; a list of bools is counted and searched by identity). With marks,
+    # _window_fits already filtered the changed nodes up to the first rejection.
     fit = [get(ni.generation, _MISSING) is None for ni in head]
-    if fit.count(True) != len(head):
+    if marks is None and fit.count(True) != len(head):
         i = -1
         try:
             while True:  # the others, in order: nodes changed since their verdict was stored
@@ -149,7 +158,7 @@ def _filter_node_local(
                 break  # a rejection (or an error): the loop below decides, from the start
         except ValueError:
             pass
-    if fit.count(True) == len(head):  # every node of the window fits
+    if marks is None and fit.count(True) == len(head):  # every node of the window fits
         return head[:to_find], []
     if True not in fit:  # no node of the window is known to fit: maybe none does
         everywhere = _rejected_everywhere(fwk, state, pod, nodes, start_at, filters, table)
@@ -236,6 +245,53 @@ def _filter_with_rejections(
                 continue
         fail((ni.name, st))
     return feasible, failed
+
+
+def _filter_marks(
+    fwk: Framework, table: dict[int, Status | None], nodes: Sequence[NodeInfo]
+) -> PositionMarks | None:
+    """The table's marks of the snapshot positions known to fit, brought up to date; None
+    when ``nodes`` is not the snapshot's node list or the snapshot keeps no change log."""
+    if not isinstance(table, GenerationTable):
+        return None
+    marks = table.marks
+    if marks is None:
+        marks = table.marks = PositionMarks()
+    return marks if marks.sync(fwk.snapshot_shared_lister(), nodes) else None
+
+
+def _window_fits(
+    marks: PositionMarks,
+    state: CycleState,
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    start_at: int,
+    count: int,
+    run: Any,
+    filters: list[tuple[str, Any]],
+    table: dict[int, Status | None],
+) -> bool:
+    """Whether every node of the window of ``count`` nodes from ``start_at`` fits: the nodes
+    not marked as fitting are looked up by generation, their filters run (and stored) when
+    not stored, in window order up to the first that does not fit; those that fit are
+    marked. A node stays marked while the snapshot's change log shows no change for it."""
+    dirty = marks.dirty
+    n = len(nodes)
+    get = table.get
+    for o in marks.dirty_offsets(start_at, count):
+        p = (start_at + o) % n
+        ni = nodes[p]
+        st = get(ni.generation, _MISSING)
+        if st is _MISSING:
+            st = run(state, pod, ni, filters)
+            if st is None:
+                table[ni.generation] = None
+            elif st.is_rejected():  # errors are never stored
+                table[ni.generation] = shared(st)
+        if st is not None:
+            return False  # a rejection (or an error): the general loop decides
+        dirty.discard(p)
+    return True
 
 
 _name = attrgetter("name")
@@ -820,12 +876,16 @@ class SchedulingAlgorithm:
         if not totals:
             raise SchedulingError("empty priorityList")
         best = max(totals)
-        if totals.count(best) == 1:
+        count = totals.count(best)
+        if count == 1:
             return nodes[totals.index(best)].name
-        ties = list(compress(nodes, map(eq, totals, repeat(best))))
+        if count == len(totals) and not self.deterministic:
+            return nodes[self.rng.randrange(count)].name  # all tie: the i-th tie is nodes[i]
+        # Positions of the ties (no NodeInfo is touched but the one chosen).
+        ties = list(compress(range(len(totals)), map(eq, totals, repeat(best))))
         if self.deterministic:
-            return min(ni.name for ni in ties)
-        return ties[self.rng.randrange(len(ties))].name
+            return min(nodes[i].name for i in ties)
+        return nodes[ties[self.rng.randrange(len(ties))]].name
 
     def select_host(self, scores: list[NodePluginScores]) -> str:
         """The highest total; ties broken at random (reservoir sampling) or, in deterministic

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
@@ -237,3 +239,25 @@ def test_ignorable_extender_errors_are_skipped() -> None:
     bad = SchedulingAlgorithm(extenders=[FakeExtender(fail=True)])
     with pytest.raises(SchedulingError, match="extender down"):
         bad.find_nodes_that_pass_extenders(pod(), nodes, Diagnosis())
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=30), st.integers(0, 50),
+       st.booleans())
+def test_select_host_from_totals_draws_as_select_host(
+    totals: list[int], seed: int, deterministic: bool
+) -> None:
+    """The totals path (tie positions, all-tie shortcut) picks the node select_host picks,
+    drawing the same numbers from the RNG."""
+    from kschedlib.framework.types import NodeInfo
+
+    nodes = []
+    for i in range(len(totals)):
+        ni = NodeInfo()
+        ni.name = f"n{(i * 7) % 31:02d}-{i}"  # names not in list order
+        nodes.append(ni)
+    scores = [NodePluginScores(ni.name, [], t) for ni, t in zip(nodes, totals, strict=True)]
+    a = SchedulingAlgorithm(seed=seed, deterministic=deterministic)
+    b = SchedulingAlgorithm(seed=seed, deterministic=deterministic)
+    assert a._select_host_from_totals(nodes, list(totals)) == b.select_host(scores)
+    assert a.rng.random() == b.rng.random()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -251,6 +251,23 @@ def _scheduler_name(value: str) -> str:
     return value or "default-scheduler"
 
 
+_T = TypeVar("_T")
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _shallow_copy(obj: _T) -> _T:
+    """A new instance of ``obj``'s attrs class with the same field values (no converter or
+    validator runs: the values are already converted and valid)."""
+    cls = type(obj)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(a.name for a in attrs.fields(cls))  # type: ignore[arg-type]
+    new = object.__new__(cls)
+    for name in names:
+        object.__setattr__(new, name, getattr(obj, name))
+    return new
+
+
 @attrs.define(slots=True, frozen=True, kw_only=True)
 class PodSpec:
     node_name: str = ""
@@ -356,7 +373,13 @@ class Pod(KubeObject):
 
 
     def with_node_name(self, node_name: str) -> Pod:
-        return attrs.evolve(self, spec=attrs.evolve(self.spec, node_name=node_name))
+        """What ``attrs.evolve`` gives with ``spec.node_name`` set (the other fields are
+        already converted and valid, so they are copied as they are: once per binding)."""
+        spec = _shallow_copy(self.spec)
+        object.__setattr__(spec, "node_name", node_name)
+        pod = _shallow_copy(self)
+        object.__setattr__(pod, "spec", spec)
+        return pod
 
     def with_annotations(self, annotations: Mapping[str, str]) -> Pod:
         """A copy with ``annotations`` added to (or replacing) the pod's annotations."""

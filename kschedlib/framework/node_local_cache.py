@@ -10,7 +10,9 @@ beyond kube-scheduler (which recomputes), and gives bit-for-bit what recomputati
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Hashable, Sequence
+from operator import is_
 from typing import Any
 
 Table = dict[str, tuple[int, Any]]
@@ -18,6 +20,147 @@ Table = dict[str, tuple[int, Any]]
 
 
 DEFAULT_MAX_TABLES = 32
+
+
+class PositionMarks:
+    """Positions of a snapshot's node list whose node is unchanged since a result was noted
+    for it (``values``, per position); the others are ``dirty``. Which nodes changed comes
+    from the snapshot's change log (Snapshot.changed_since): a node the cache updated becomes
+    dirty; a new snapshot, node list or a log that does not reach back makes all dirty.
+    ``windows`` keeps round-robin runs of the node list as list objects (by start position),
+    handed out again while the log shows that none of their entries was replaced."""
+
+    __slots__ = ("snapshot", "nodes", "seen", "dirty", "values", "extra", "windows", "_wide")
+
+    def __init__(self) -> None:
+        self.snapshot: Any = None
+        self.nodes: Any = None
+        self.seen = 0
+        self.dirty: set[int] = set()
+        self.values: Any = array("q")
+        self.extra: dict[int, Any] = {}
+        """What a user keeps for some positions only (valid for positions not dirty)."""
+        self.windows: dict[int, tuple[list[Any], int]] = {}
+        self._wide = False
+
+    def sync(self, snapshot: Any, nodes: Sequence[Any]) -> bool:
+        """Mark dirty the positions of the nodes changed since the last sync; False (nothing
+        usable) when ``nodes`` is not the list of a snapshot that keeps a change log."""
+        changed_since = getattr(snapshot, "changed_since", None)
+        if changed_since is None or snapshot.list() is not nodes:
+            return False
+        names = None
+        if self.snapshot is snapshot and self.nodes is nodes:
+            names = changed_since(self.seen)
+        if names is None:
+            self.snapshot = snapshot
+            self.nodes = nodes
+            self.dirty = set(range(len(nodes)))
+            self.values = array("q", bytes(8 * len(nodes)))
+            self.extra = {}
+            self.windows = {}
+            self._wide = True
+        elif names:
+            pos = snapshot.positions
+            dirty = self.dirty
+            for name in names:
+                p = pos.get(name)
+                if p is not None:
+                    dirty.add(p)
+        if self._wide and len(self.dirty) <= 256:
+            # A set keeps the table it grew to: iterating a few members left in a table
+            # sized for every node would scan it all.
+            self.dirty = set(self.dirty)
+            self._wide = False
+        self.seen = snapshot.generation
+        return True
+
+    def dirty_offsets(self, start: int, count: int) -> list[int]:
+        """The offsets (ascending) within the round-robin window of ``count`` positions from
+        ``start`` of the dirty positions."""
+        dirty = self.dirty
+        if not dirty:
+            return []
+        n = len(self.nodes)
+        if len(dirty) <= 64:
+            return sorted(o for o in ((p - start) % n for p in dirty) if o < count)
+        end = start + count
+        hit = dirty.intersection(range(start, min(end, n)))
+        if end > n:
+            hit.update(dirty.intersection(range(end - n)))
+        return sorted((p - start) % n for p in hit)
+
+    def _unchanged(self, start: int, lst: list[Any], seen: int) -> bool:
+        """Whether every entry of the window ``lst`` (from ``start``) that the log shows
+        changed since ``seen`` is still the NodeInfo listed at its position."""
+        names = self.snapshot.changed_since(seen)
+        if names is None:
+            return False
+        if names:
+            nodes = self.nodes
+            pos = self.snapshot.positions
+            n = len(nodes)
+            count = len(lst)
+            for name in names:
+                p = pos.get(name)
+                if p is not None:
+                    o = (p - start) % n
+                    if o < count and lst[o] is not nodes[p]:
+                        return False
+        return True
+
+    def window(self, start: int, count: int) -> list[Any]:
+        """The ``count`` nodes from position ``start`` in round-robin order, as a list object
+        that is kept and handed out again (callers must not change it)."""
+        w = self.windows.get(start)
+        if w is not None and len(w[0]) == count and self._unchanged(start, w[0], w[1]):
+            if w[1] != self.seen:
+                self.windows[start] = (w[0], self.seen)
+            return w[0]
+        nodes = self.nodes
+        n = len(nodes)
+        end = start + count
+        lst = list(nodes[start:end]) if end <= n else [*nodes[start:], *nodes[: end - n]]
+        self._keep(start, lst)
+        return lst
+
+    def is_window(self, start: int, lst: list[Any]) -> bool:
+        """Whether ``lst`` holds the nodes from position ``start`` in round-robin order (each
+        the very NodeInfo listed there); a list found so is remembered, and checked again
+        through the log only, while callers do not change it."""
+        w = self.windows.get(start)
+        if w is not None and w[0] is lst and self._unchanged(start, lst, w[1]):
+            if w[1] != self.seen:
+                self.windows[start] = (lst, self.seen)
+            return True
+        nodes = self.nodes
+        n = len(nodes)
+        count = len(lst)
+        if count > n:
+            return False
+        end = start + count
+        run = nodes[start:end] if end <= n else [*nodes[start:], *nodes[: end - n]]
+        if not all(map(is_, lst, run)):
+            return False
+        self._keep(start, lst)
+        return True
+
+    def _keep(self, key: int, lst: list[Any]) -> None:
+        windows = self.windows
+        if len(windows) >= 64 and key not in windows:
+            windows.clear()
+        windows[key] = (lst, self.seen)
+
+
+class GenerationTable(dict[int, Any]):
+    """A table keyed by NodeInfo generation, with the PositionMarks its user keeps over the
+    snapshot's node list (None until used)."""
+
+    __slots__ = ("marks",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.marks: PositionMarks | None = None
 
 
 class NodeLocalCache:
@@ -30,27 +173,30 @@ class NodeLocalCache:
         self.max_tables = max_tables
         self.max_entries = max_entries
 
-    def table(self, key: Hashable) -> Any:
-        """The table stored under ``key`` (a new dict when there is none)."""
+    def table(self, key: Hashable, factory: Callable[[], Any] = dict) -> Any:
+        """The table stored under ``key`` (a new ``factory()`` when there is none)."""
         tables = self._tables
         t = tables.pop(key, None)
         if t is None:
-            t = {}
+            t = factory()
             if len(tables) >= self.max_tables:
                 del tables[next(iter(tables))]
         tables[key] = t  # most recently used last
         return t
 
-    def generation_table(self, key: Hashable, live: Callable[[], set[int]]) -> dict[int, Any]:
+    def generation_table(self, key: Hashable, live: Callable[[], set[int]]) -> GenerationTable:
         """A table keyed by NodeInfo generation (unique per NodeInfo content, so a hit is
         always current). Entries of generations no NodeInfo has any more are pruned when the
         table outgrows ``max_entries``: ``live()`` gives the generations still in use. Pruning
         replaces the table (copy on write): an entry is never changed nor removed from a dict
         once handed out, so an explanation may keep the dict and read its entries later."""
-        t: dict[int, Any] = self.table(key)
+        t: GenerationTable = self.table(key, GenerationTable)
         if len(t) > self.max_entries:
             keep = live()
-            t = self._tables[key] = {g: v for g, v in t.items() if g in keep}
+            pruned = GenerationTable()
+            pruned.update({g: v for g, v in t.items() if g in keep})
+            pruned.marks = t.marks  # positions marked as fitting keep live generations only
+            t = self._tables[key] = pruned
             if len(t) > self.max_entries // 2:
                 self.max_entries = 2 * len(t)
         return t

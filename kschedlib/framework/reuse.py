@@ -20,7 +20,9 @@ from kschedlib.framework.interface import (
     SharedLister,
 )
 from kschedlib.framework.node_local_cache import (
+    GenerationTable,
     NodeLocalCache,
+    PositionMarks,
     local_fragment,
     node_local_fragments,
 )
@@ -261,12 +263,31 @@ class ResultReuse:
         # (node name, raw scores of the plugins without NormalizeScore) per generation, for
         # explanations.
         kept = cache.generation_table(("totals-rows", key), self._live_generations)
-        gens = [ni.generation for ni in nodes]  # (faster than attrgetter in map: a slot read)
-        if breakdown is not None:  # for explanations, while the NodeInfos are at hand
-            breakdown.names = tuple([ni.name for ni in nodes])
-        totals: list[Any] = list(map(table.get, gens))
+        marks, start = _window_marks(table, self.snapshot_shared_lister(), nodes, breakdown)
+        offsets: list[int] = []
+        gens: list[int] = []
+        if marks is not None:
+            # ``nodes`` is a round-robin window of the snapshot's node list: the stored sums of
+            # the nodes unchanged since they were last scored are read by position (no
+            # NodeInfo is touched); only the changed ones are looked up by generation.
+            stored = marks.values
+            end = start + len(nodes)
+            totals: list[Any] = stored[start:end].tolist() if end <= len(stored) else [
+                *stored[start:].tolist(), *stored[: end - len(stored)].tolist()
+            ]
+            offsets = marks.dirty_offsets(start, len(nodes))
+            for o in offsets:
+                totals[o] = table.get(nodes[o].generation)
+        else:
+            gens = [ni.generation for ni in nodes]  # (faster than attrgetter in map)
+            if breakdown is not None:  # for explanations, while the NodeInfos are at hand
+                breakdown.names = tuple([ni.name for ni in nodes])
+            totals = list(map(table.get, gens))
         if None in totals:
-            missing = [i for i, r in enumerate(totals) if r is None]
+            missing = (
+                [o for o in offsets if totals[o] is None] if marks is not None
+                else [i for i, r in enumerate(totals) if r is None]
+            )
             miss_nodes = [nodes[i] for i in missing]
             columns: list[list[int]] = []
             for pl in (*folded, *normalized):
@@ -288,14 +309,22 @@ class ResultReuse:
         # An explanation reads the rows (and node names) from ``kept`` when asked: every node
         # has its entry there (written with its total; pruned only once its generation is
         # gone, and generations never come back), and entries never change.
+        rows: list[Any] | None = None
+        if marks is not None:
+            rows = _settle_window(marks, start, offsets, nodes, totals, side, len(normalized))
+        elif normalized and side:
+            rows = list(map(side.get, gens, repeat((0,) * len(normalized))))
         record = ScoreBreakdown([], {}, {}, {}) if breakdown is not None else None
         offset = 0
         if normalized:
-            zero = (0,) * len(normalized)
-            rows = list(map(side.get, gens, repeat(zero))) if side else None
             for k, pl in enumerate(normalized):
-                vals = list(map(itemgetter(k), rows)) if rows is not None else [0] * len(nodes)
-                out = self._score_one_plugin(pl, state, pod, nodes, record, vals)
+                if rows is None and record is None and getattr(pl, "uniform_normalize", False):
+                    # Every raw score is 0: normalize one, the others come out the same.
+                    one = self._score_one_plugin(pl, state, pod, nodes[:1], None, [0])
+                    out = one if isinstance(one, Status) else one * len(nodes)
+                else:
+                    vals = list(map(itemgetter(k), rows)) if rows is not None else [0] * len(nodes)
+                    out = self._score_one_plugin(pl, state, pod, nodes, record, vals)
                 c, st = self._add_weighted(pl.name, out, totals)
                 if st is not None:
                     return [], st
@@ -408,6 +437,66 @@ class ResultReuse:
                 ni = nodes[i]
                 table[ni.name] = (ni.generation, row)
         return {pl.name: [r[k] for r in rows] for k, pl in enumerate(cached)}, None
+
+
+def _window_marks(
+    table: Any, snapshot: Any, nodes: Sequence[NodeInfo], breakdown: ScoreBreakdown | None
+) -> tuple[PositionMarks | None, int]:
+    """The table's position marks (brought up to date) and the position in the snapshot's
+    node list where ``nodes`` starts, when ``nodes`` is a round-robin run of that list (each
+    the very NodeInfo listed there); (None, 0) otherwise, or with a breakdown to fill."""
+    if breakdown is not None or not isinstance(table, GenerationTable) or not nodes:
+        return None, 0
+    positions = getattr(snapshot, "positions", None)
+    if positions is None or not isinstance(nodes, list):
+        return None, 0
+    start = positions.get(nodes[0].name)
+    if start is None:
+        return None, 0
+    marks = table.marks
+    if marks is None:
+        marks = table.marks = PositionMarks()
+    if not marks.sync(snapshot, snapshot.list()) or not marks.is_window(start, nodes):
+        return None, 0
+    return marks, start
+
+
+def _settle_window(
+    marks: PositionMarks,
+    start: int,
+    offsets: list[int],
+    nodes: Sequence[NodeInfo],
+    totals: list[int],
+    side: dict[int, Any],
+    n_normalized: int,
+) -> list[Any] | None:
+    """Note the sums of the window's changed nodes at their positions (``marks.extra`` keeps
+    the nonzero raw scores of the plugins with NormalizeScore), and give those raw scores
+    for the window, one tuple per node (None when all are zero)."""
+    vals = marks.values
+    extra = marks.extra
+    dirty = marks.dirty
+    n = len(vals)
+    get = side.get
+    for o in offsets:
+        p = (start + o) % n
+        try:
+            vals[p] = totals[o]
+        except OverflowError:  # a sum beyond 64 bits: left dirty (looked up by generation)
+            continue
+        row = get(nodes[o].generation)
+        if row is None:
+            extra.pop(p, None)
+        else:
+            extra[p] = row
+        dirty.discard(p)
+    if not n_normalized or not extra:
+        return None
+    k = len(nodes)
+    if not any((p - start) % n < k for p in extra):
+        return None
+    zero = (0,) * n_normalized
+    return [extra.get(p if p < n else p - n, zero) for p in range(start, start + k)]
 
 
 def _out_of_range(name: str, vals: Sequence[int]) -> Status | None:

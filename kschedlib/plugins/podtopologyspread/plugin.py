@@ -99,6 +99,13 @@ class PodTopologySpread:
     def build_default_constraints(self, pod: Pod, action: str) -> list[SpreadConstraint]:
         """The default constraints for ``action`` with the pod's Services' and controllers'
         selector; none when nothing selects the pod."""
+        if not self.default_constraints:
+            return []
+        # The selector first: with none (the common case of a pod no Service or controller
+        # selects) the constraints need not be compiled; both are pure lookups.
+        selector = default_selector(pod, self._handle.objects)
+        if selector.is_empty():
+            return []
         constraints = filter_topology_spread_constraints(
             self.default_constraints,
             pod.metadata.labels,
@@ -107,9 +114,6 @@ class PodTopologySpread:
             self._cmp_ops,
         )
         if not constraints:
-            return []
-        selector = default_selector(pod, self._handle.objects)
-        if selector.is_empty():
             return []
         return [
             SpreadConstraint(

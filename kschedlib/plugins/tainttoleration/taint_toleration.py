@@ -79,6 +79,9 @@ class TaintToleration:
 
     # Filter and raw Score depend only on the signed fragment and the NodeInfo.
     node_local = True
+    # NormalizeScore (DefaultNormalizeScore) maps equal raw scores to equal scores whatever
+    # their number: the runtime may normalize one of them for all.
+    uniform_normalize = True
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
         """SignPod: the fields its Filter and Score read."""
