@@ -136,13 +136,15 @@ class Resource:
                 sr[k] = wrap64(sr.get(k, 0) - v)
 
     def clone(self) -> Resource:
-        return Resource(
-            milli_cpu=self.milli_cpu,
-            memory=self.memory,
-            ephemeral_storage=self.ephemeral_storage,
-            allowed_pod_number=self.allowed_pod_number,
-            scalar_resources=dict(self.scalar_resources),
-        )
+        # Slots filled directly (a hot path: two clones per snapshot copy of a NodeInfo).
+        r = Resource.__new__(Resource)
+        r.milli_cpu = self.milli_cpu
+        r.memory = self.memory
+        r.ephemeral_storage = self.ephemeral_storage
+        r.allowed_pod_number = self.allowed_pod_number
+        sr = self.scalar_resources
+        r.scalar_resources = sr.copy() if sr else {}
+        return r
 
     def get(self, name: str) -> int:
         """The amount of one resource by its Kubernetes name (0 when absent)."""

@@ -83,7 +83,8 @@ class PositionMarks:
             return []
         n = len(self.nodes)
         if len(dirty) <= 64:
-            return sorted(o for o in ((p - start) % n for p in dirty) if o < count)
+            offsets = [(p - start) % n for p in dirty]
+            return sorted([o for o in offsets if o < count])
         end = start + count
         hit = dirty.intersection(range(start, min(end, n)))
         if end > n:

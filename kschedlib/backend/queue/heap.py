@@ -31,29 +31,53 @@ class Heap(Generic[T]):
         self._index[keys[j]] = j
 
     def _up(self, j: int) -> None:
-        less, items = self._less, self._items
+        # Hole sifting: the same moves as container/heap's swaps, each item written once.
+        less, items, keys, index = self._less, self._items, self._keys, self._index
+        item = items[j]
+        key = keys[j]
+        j0 = j
         while j > 0:
             i = (j - 1) // 2
-            if not less(items[j], items[i]):
+            parent = items[i]
+            if not less(item, parent):
                 break
-            self._swap(i, j)
+            items[j] = parent
+            pk = keys[j] = keys[i]
+            index[pk] = j
             j = i
+        if j != j0:
+            items[j] = item
+            keys[j] = key
+            index[key] = j
 
     def _down(self, i0: int, n: int) -> bool:
-        less, items = self._less, self._items
+        # Hole sifting: the same moves as container/heap's swaps, each item written once.
+        less, items, keys, index = self._less, self._items, self._keys, self._index
+        item = items[i0]
+        key = keys[i0]
         i = i0
         while True:
             j1 = 2 * i + 1
             if j1 >= n:
                 break
             j = j1
+            child = items[j1]
             j2 = j1 + 1
-            if j2 < n and less(items[j2], items[j1]):
-                j = j2
-            if not less(items[j], items[i]):
+            if j2 < n:
+                other = items[j2]
+                if less(other, child):
+                    j = j2
+                    child = other
+            if not less(child, item):
                 break
-            self._swap(i, j)
+            items[i] = child
+            ck = keys[i] = keys[j]
+            index[ck] = i
             i = j
+        if i != i0:
+            items[i] = item
+            keys[i] = key
+            index[key] = i
         return i > i0
 
     def _pop_last(self) -> T:
