@@ -882,7 +882,13 @@ class SchedulingAlgorithm:
         if count == len(totals) and not self.deterministic:
             return nodes[self.rng.randrange(count)].name  # all tie: the i-th tie is nodes[i]
         # Positions of the ties (no NodeInfo is touched but the one chosen).
-        ties = list(compress(range(len(totals)), map(eq, totals, repeat(best))))
+        if count <= 32:
+            index = totals.index
+            ties = [index(best)]
+            for _ in range(count - 1):
+                ties.append(index(best, ties[-1] + 1))
+        else:
+            ties = list(compress(range(len(totals)), map(eq, totals, repeat(best))))
         if self.deterministic:
             return min(nodes[i].name for i in ties)
         return nodes[ties[self.rng.randrange(len(ties))]].name

@@ -242,7 +242,7 @@ def test_ignorable_extender_errors_are_skipped() -> None:
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.integers(0, 3), min_size=1, max_size=30), st.integers(0, 50),
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=90), st.integers(0, 50),
        st.booleans())
 def test_select_host_from_totals_draws_as_select_host(
     totals: list[int], seed: int, deterministic: bool
@@ -261,3 +261,23 @@ def test_select_host_from_totals_draws_as_select_host(
     b = SchedulingAlgorithm(seed=seed, deterministic=deterministic)
     assert a._select_host_from_totals(nodes, list(totals)) == b.select_host(scores)
     assert a.rng.random() == b.rng.random()
+
+
+def test_select_host_from_totals_many_ties_draws_as_select_host() -> None:
+    """Tie counts on both sides of the index-walk limit pick and draw as select_host does."""
+    from kschedlib.framework.types import NodeInfo
+
+    for ties in (2, 31, 32, 33, 70):
+        totals = [5] * ties + [1] * 20 + [3] * 7
+        totals = totals[1::2] + totals[::2]  # ties spread out
+        nodes = []
+        for i in range(len(totals)):
+            ni = NodeInfo()
+            ni.name = f"n{(i * 7) % 31:02d}-{i}"
+            nodes.append(ni)
+        scores = [NodePluginScores(ni.name, [], t) for ni, t in zip(nodes, totals, strict=True)]
+        for seed in range(5):
+            a = SchedulingAlgorithm(seed=seed)
+            b = SchedulingAlgorithm(seed=seed)
+            assert a._select_host_from_totals(nodes, list(totals)) == b.select_host(scores)
+            assert a.rng.random() == b.rng.random()

@@ -82,7 +82,10 @@ class PositionMarks:
         if not dirty:
             return []
         n = len(self.nodes)
-        if len(dirty) <= 64:
+        if count >= n:
+            return sorted([(p - start) % n for p in dirty])  # the window is every position
+        if len(dirty) <= 64 or 4 * len(dirty) <= count:
+            # Fewer dirty positions than window positions: walk the dirty ones.
             offsets = [(p - start) % n for p in dirty]
             return sorted([o for o in offsets if o < count])
         end = start + count

@@ -223,3 +223,16 @@ def test_with_node_name_is_what_evolve_gives() -> None:
         assert bound == attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name="node-9"))
         assert type(bound) is type(pod) and type(bound.spec) is type(pod.spec)
         assert pod == before and bound.spec is not pod.spec
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 400), st.data())
+def test_dirty_offsets_match_a_scan_of_the_window(n: int, data: Any) -> None:
+    """dirty_offsets (whichever way it walks) lists the window's dirty offsets in order."""
+    marks = PositionMarks()
+    marks.nodes = list(range(n))
+    marks.dirty = set(data.draw(st.lists(st.integers(0, n - 1), max_size=n)))
+    start = data.draw(st.integers(0, n - 1))
+    count = data.draw(st.integers(0, n))
+    expected = [o for o in range(count) if (start + o) % n in marks.dirty]
+    assert marks.dirty_offsets(start, count) == expected

@@ -756,7 +756,7 @@ class Cache:
                     anti_affinity.append((existing, bool(info.pods_with_required_anti_affinity)))
                 if not update_pvcs:
                     old, new = existing.pvc_ref_counts, info.pvc_ref_counts
-                    if len(old) != len(new) or any(k not in old for k in new):
+                    if len(old) != len(new) or (new and not new.keys() <= old.keys()):
                         update_pvcs = True
                 self._copy_into(existing, item)
             item = item.next
