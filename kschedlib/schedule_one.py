@@ -882,16 +882,18 @@ class SchedulingAlgorithm:
         if count == len(totals) and not self.deterministic:
             return nodes[self.rng.randrange(count)].name  # all tie: the i-th tie is nodes[i]
         # Positions of the ties (no NodeInfo is touched but the one chosen).
-        if count <= 32:
-            index = totals.index
-            ties = [index(best)]
-            for _ in range(count - 1):
-                ties.append(index(best, ties[-1] + 1))
-        else:
-            ties = list(compress(range(len(totals)), map(eq, totals, repeat(best))))
         if self.deterministic:
+            ties = compress(range(len(totals)), map(eq, totals, repeat(best)))
             return min(nodes[i].name for i in ties)
-        return nodes[ties[self.rng.randrange(len(ties))]].name
+        k = self.rng.randrange(count)  # the k-th tie, as drawn from the list of all ties
+        if k < 32:
+            index = totals.index
+            i = index(best)
+            for _ in range(k):
+                i = index(best, i + 1)
+            return nodes[i].name
+        ties = compress(range(len(totals)), map(eq, totals, repeat(best)))
+        return nodes[next(islice(ties, k, None))].name
 
     def select_host(self, scores: list[NodePluginScores]) -> str:
         """The highest total; ties broken at random (reservoir sampling) or, in deterministic

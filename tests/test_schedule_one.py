@@ -264,10 +264,10 @@ def test_select_host_from_totals_draws_as_select_host(
 
 
 def test_select_host_from_totals_many_ties_draws_as_select_host() -> None:
-    """Tie counts on both sides of the index-walk limit pick and draw as select_host does."""
+    """Ties drawn on both sides of the index-walk limit pick and draw as select_host does."""
     from kschedlib.framework.types import NodeInfo
 
-    for ties in (2, 31, 32, 33, 70):
+    for ties in (2, 31, 32, 33, 70, 200):
         totals = [5] * ties + [1] * 20 + [3] * 7
         totals = totals[1::2] + totals[::2]  # ties spread out
         nodes = []
@@ -276,7 +276,7 @@ def test_select_host_from_totals_many_ties_draws_as_select_host() -> None:
             ni.name = f"n{(i * 7) % 31:02d}-{i}"
             nodes.append(ni)
         scores = [NodePluginScores(ni.name, [], t) for ni, t in zip(nodes, totals, strict=True)]
-        for seed in range(5):
+        for seed in range(20):
             a = SchedulingAlgorithm(seed=seed)
             b = SchedulingAlgorithm(seed=seed)
             assert a._select_host_from_totals(nodes, list(totals)) == b.select_host(scores)
