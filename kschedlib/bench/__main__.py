@@ -78,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
                     "OpportunisticBatching=false (placements without batching hints)")
     ap.add_argument("--no-batching", action="store_true",
                     help="the same as --feature-gates OpportunisticBatching=false")
+    ap.add_argument("--gc-as-is", action="store_true",
+                    help="do not gc.freeze() the loaded cluster while timing (the default "
+                    "keeps it out of the collector's full passes)")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument(
         "--workload",
@@ -113,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
                                feature_gates=args.feature_gates)
     from kschedlib.bench.scheduling import run
 
-    run(args.scenario, limit, workload=args.workload, feature_gates=args.feature_gates)
+    run(args.scenario, limit, workload=args.workload, feature_gates=args.feature_gates,
+        freeze_gc=not args.gc_as_is)
     return 0
 
 

@@ -74,7 +74,8 @@ def load(path: str | None, workload: str | None = None) -> Scenario:
 
 
 def schedule(
-    scenario: Scenario, limit: int | None = None, *, in_file_order: bool = False, **options: Any
+    scenario: Scenario, limit: int | None = None, *, in_file_order: bool = False,
+    freeze_gc: bool = True, **options: Any
 ) -> BenchRun:
     """Feed the scenario to a fresh Scheduler and time ``run()`` over its pending pods, or
     with ``in_file_order`` one ``schedule_pod`` cycle per pending pod in file order (as
@@ -94,9 +95,10 @@ def schedule(
     for pod in pending:
         sched.add_pod(pod)
     # The loaded cluster is long-lived: keep it out of the collector's full passes while
-    # timing (as whatif_speed does); placements do not depend on it.
-    gc.collect()
-    gc.freeze()
+    # timing (as whatif_speed does; ``freeze_gc=False`` leaves the collector as it is).
+    if freeze_gc:
+        gc.collect()
+        gc.freeze()
     setup = time.perf_counter() - t0
     t1 = time.perf_counter()
     c1 = time.process_time()
@@ -112,17 +114,18 @@ def schedule(
         wall = time.perf_counter() - t1
         cpu = time.process_time() - c1
     finally:
-        gc.unfreeze()
+        if freeze_gc:
+            gc.unfreeze()
     return BenchRun(scenario, len(pending), results, setup, wall, cpu)
 
 
 def run(
     path: str | None, limit: int | None = None, out: Any = None, workload: str | None = None,
-    feature_gates: str | None = None,
+    feature_gates: str | None = None, freeze_gc: bool = True,
 ) -> dict[str, float]:
     """Schedule the scenario's pending pods (or a synthetic ``workload`` on its nodes)."""
     out = out or sys.stdout
-    b = schedule(load(path, workload), limit, feature_gates=feature_gates)
+    b = schedule(load(path, workload), limit, feature_gates=feature_gates, freeze_gc=freeze_gc)
     scheduled = b.scheduled
     attempts = len(b.results)
     print(f"scenario: {b.scenario.name} ({len(b.scenario.nodes)} nodes, {b.pending} pending pods)", file=out)

@@ -1,0 +1,21 @@
+"""The bench freezes the loaded cluster out of GC passes only while timing, with the same
+placements as without."""
+
+from __future__ import annotations
+
+import gc
+
+from kschedlib.bench.scheduling import load, schedule
+from tests.corpus import CORPUS
+
+
+def _placements(freeze_gc: bool) -> list[tuple[str, str, str]]:
+    b = schedule(load(str(CORPUS / "basics-002.json")), freeze_gc=freeze_gc)
+    assert gc.get_freeze_count() == 0  # unfrozen again afterwards
+    return [(r.pod.key, r.node or "", r.message) for r in b.results]
+
+
+def test_freezing_changes_nothing_but_the_collector() -> None:
+    assert gc.get_freeze_count() == 0
+    frozen = _placements(True)
+    assert frozen and frozen == _placements(False)
