@@ -327,8 +327,8 @@ class ResultReuse:
                     out = one if isinstance(one, Status) else one * len(nodes)
                     if record is not None and not isinstance(one, Status):
                         n = len(nodes)
-                        raw = record.raw[pl.name] = (0,) * n
-                        record.normalized[pl.name] = raw if one[0] == 0 else (one[0],) * n
+                        record.raw[pl.name] = uniform_column(0, n)
+                        record.normalized[pl.name] = uniform_column(one[0], n)
                 else:
                     vals = list(map(itemgetter(k), rows)) if rows is not None else [0] * len(nodes)
                     out = self._score_one_plugin(pl, state, pod, nodes, record, vals)
@@ -351,8 +351,8 @@ class ResultReuse:
             names = tuple([pl.name for pl in self.score_plugins if pl.name not in skip])
             breakdown.plugins = names
             breakdown.weights = {n: weights[n] for n in names}
-            breakdown.raw = record.raw
-            breakdown.normalized = record.normalized
+            breakdown.raw = _shared_columns(record.raw)
+            breakdown.normalized = _shared_columns(record.normalized)
             # Tuples and bytes: what an explanation keeps is immutable and left alone by the
             # garbage collector.
             breakdown.row_plugins = tuple([pl.name for pl in folded])
@@ -448,6 +448,29 @@ class ResultReuse:
         return {pl.name: [r[k] for r in rows] for k, pl in enumerate(cached)}, None
 
 
+_UNIFORM: dict[tuple[int, int], tuple[int, ...]] = {}
+
+
+def uniform_column(value: int, n: int) -> tuple[int, ...]:
+    """``(value,) * n``, one shared tuple per (value, n): an explanation keeps a reference
+    instead of a new column (fewer objects for the garbage collector to count)."""
+    col = _UNIFORM.get((value, n))
+    if col is None:
+        if len(_UNIFORM) >= 256:
+            _UNIFORM.clear()
+        col = _UNIFORM[(value, n)] = (value,) * n
+    return col
+
+
+def _shared_columns(cols: dict[str, Sequence[int]]) -> dict[str, Sequence[int]]:
+    """``cols`` with each column of one score on every node replaced by the shared one."""
+    for name, col in cols.items():
+        n = len(col)
+        if n and isinstance(col, tuple) and col.count(col[0]) == n:
+            cols[name] = uniform_column(col[0], n)
+    return cols
+
+
 class _ScoreMarks(PositionMarks):
     """PositionMarks of the folded score sums that also note, per position, the generation
     and name of the node whose sum is noted (what an explanation reads by position)."""
@@ -475,7 +498,7 @@ class _ScoreMarks(PositionMarks):
 
 def _window_marks(
     table: Any, snapshot: Any, nodes: Sequence[NodeInfo], breakdown: ScoreBreakdown | None
-) -> tuple[PositionMarks | None, int]:
+) -> tuple[_ScoreMarks | None, int]:
     """The table's position marks (brought up to date) and the position in the snapshot's
     node list where ``nodes`` starts, when ``nodes`` is a round-robin run of that list (each
     the very NodeInfo listed there); (None, 0) otherwise, or with a breakdown to fill."""
@@ -499,7 +522,7 @@ def _window_marks(
 
 
 def _settle_window(
-    marks: PositionMarks,
+    marks: _ScoreMarks,
     start: int,
     offsets: list[int],
     nodes: Sequence[NodeInfo],
