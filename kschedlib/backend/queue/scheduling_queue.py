@@ -197,7 +197,7 @@ class PriorityQueue(Requeue):
         """node name -> its nominated pods as ``nominated_filter_keys`` finds them, kept across
         cycles; an entry is dropped when the node's nominations change or one of its pods is
         added to, removed from or replaced in a sub-queue (``_nominated_touch``)."""
-        self._nominated_memo_keys: dict[str, list[str]] = {}
+        self._nominated_memo_keys: dict[str, set[str]] = {}
         """pod key -> the memoized nodes whose entries it is part of."""
         for heap in (
             self._active.heap, self._backoff.pod_backoff_q, self._backoff.pod_error_backoff_q
@@ -543,7 +543,7 @@ class PriorityQueue(Requeue):
             if e is None:
                 e = memo[node_name] = find(node_name)
                 for k in e[3]:
-                    memo_keys.setdefault(k, []).append(node_name)
+                    memo_keys.setdefault(k, set()).add(node_name)
             full, least, uids, _ = e
             if least >= min_priority and exclude_uid not in uids:
                 found = full
