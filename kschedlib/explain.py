@@ -8,6 +8,7 @@ from heapq import nlargest, nsmallest
 from itertools import compress, repeat
 from operator import eq, gt
 from struct import unpack_from
+from typing import Any, TypeVar
 
 from kschedlib.api.pod import Pod
 from kschedlib.framework.diagnosis import Diagnosis
@@ -56,10 +57,46 @@ _Parts = tuple[
 generations): nothing in it for the garbage collector to follow once it is untracked."""
 
 
+_SHARED: dict[object, Any] = {}
+"""Equal small tuples that many explanations keep, one object each (see _shared)."""
+_T = TypeVar("_T", bound=tuple[Any, ...])
+
+
+def _shared(t: _T) -> _T:
+    """The kept tuple equal to ``t`` (``t`` itself the first time): explanations of many
+    pods then keep references, not new tuples that the garbage collector counts."""
+    got = _SHARED.get(t)
+    if got is None:
+        if len(_SHARED) >= 4096:
+            _SHARED.clear()
+        got = _SHARED[t] = t
+    return got
+
+
+def _shared_items(cols: dict[str, Sequence[int]]) -> tuple[tuple[str, Sequence[int]], ...]:
+    """``tuple(cols.items())``, shared with earlier breakdowns that hold the very same
+    column objects (the folded score path shares the columns of one score everywhere)."""
+    items = tuple(cols.items())
+    key = ("cols", *map(id, cols.values()))
+    got = _SHARED.get(key)
+    if got is not None and len(got) == len(items) and all(
+        a[0] == b[0] and a[1] is b[1] for a, b in zip(got, items, strict=True)
+    ):
+        return got  # type: ignore[no-any-return]
+    if len(_SHARED) >= 4096:
+        _SHARED.clear()
+    _SHARED[key] = items
+    return items
+
+
 def _parts(b: ScoreBreakdown) -> _Parts:
     return (
-        tuple(b.plugins), tuple(b.weights.items()), tuple(b.raw.items()),
-        tuple(b.normalized.items()), tuple(b.row_plugins), tuple(b.rows), b.gens,
+        _shared(tuple(b.plugins)),
+        _shared(tuple(b.weights.items())),
+        _shared_items(b.raw),
+        _shared_items(b.normalized),
+        _shared(tuple(b.row_plugins)),
+        tuple(b.rows), b.gens,
     )
 
 
@@ -160,10 +197,12 @@ class ScoreView(LazyScores, Deferred):
             else:
                 rows = tuple([b.rows[i] for i in idx]) if b.rows else ()
             parts = (
-                tuple(b.plugins), tuple(b.weights.items()),
-                tuple([(n, tuple([col[i] for i in idx])) for n, col in b.raw.items()]),
-                tuple([(n, tuple([col[i] for i in idx])) for n, col in b.normalized.items()]),
-                tuple(b.row_plugins), rows, b"",
+                _shared(tuple(b.plugins)), _shared(tuple(b.weights.items())),
+                _shared(tuple([(n, tuple([col[i] for i in idx])) for n, col in b.raw.items()])),
+                _shared(tuple([
+                    (n, tuple([col[i] for i in idx])) for n, col in b.normalized.items()
+                ])),
+                _shared(tuple(b.row_plugins)), _shared(tuple(rows)), b"",
             )
         return cls(
             tuple([names[i] for i in idx]), tuple([totals[i] for i in idx]),
@@ -220,9 +259,9 @@ class ScoreView(LazyScores, Deferred):
                 rows = tuple([rows[i] for i in idx]) if rows else ()
             sub = (
                 plugins, weights,
-                tuple([(n, tuple([col[i] for i in idx])) for n, col in raw]),
-                tuple([(n, tuple([col[i] for i in idx])) for n, col in normalized]),
-                row_plugins, rows, b"",
+                _shared(tuple([(n, tuple([col[i] for i in idx])) for n, col in raw])),
+                _shared(tuple([(n, tuple([col[i] for i in idx])) for n, col in normalized])),
+                row_plugins, _shared(rows), b"",
             )
         ext = self.extenders
         return ScoreView(

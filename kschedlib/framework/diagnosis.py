@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import chain, compress
-from operator import is_not
+from itertools import chain, compress, repeat
+from operator import attrgetter, eq, is_not
+from types import SimpleNamespace
 
 import attrs
 
@@ -13,6 +14,11 @@ from kschedlib.errors import KSchedError
 from kschedlib.framework.interface import NodeInfoLister
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.types import NodeInfo
+
+_name_of = attrgetter("name")
+_code_of = attrgetter("code")
+_NO_STATUS = SimpleNamespace(code=None)
+"""Stands for an unlisted node in ``listed_with_code`` (its code is no Code)."""
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 
@@ -64,12 +70,9 @@ class NodeToStatus:
 
     def listed_with_code(self, nodes: Sequence[NodeInfo], code: Code) -> list[NodeInfo]:
         """The ``nodes`` (with a Node) whose explicit status has ``code``, in their order."""
-        get = self._statuses.get
-        return [
-            ni
-            for ni in nodes
-            if (st := get(ni.name)) is not None and st.code == code and ni.node is not None
-        ]
+        statuses = map(self._statuses.get, map(_name_of, nodes), repeat(_NO_STATUS))
+        listed = map(eq, map(_code_of, statuses), repeat(code))  # at C speed
+        return [ni for ni in compress(nodes, listed) if ni.node is not None]
 
     def nodes_for_status_code(self, lister: NodeInfoLister, code: Code) -> list:  # type: ignore[type-arg]
         """Nodes whose status (explicit or absent) has ``code``, in the lister's order."""

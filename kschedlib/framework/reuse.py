@@ -266,6 +266,7 @@ class ResultReuse:
         marks, start = _window_marks(table, self.snapshot_shared_lister(), nodes, breakdown)
         offsets: list[int] = []
         gens: list[int] = []
+        window_gens: bytes | None = None
         if marks is not None:
             # ``nodes`` is a round-robin window of the snapshot's node list: the stored sums of
             # the nodes unchanged since they were last scored are read by position (no
@@ -312,16 +313,22 @@ class ResultReuse:
         rows: list[Any] | None = None
         if marks is not None:
             rows = _settle_window(marks, start, offsets, nodes, totals, side, len(normalized))
+            if breakdown is not None:  # by position, at C speed: no NodeInfo is touched
+                breakdown.names, window_gens = marks.window_record(start, len(nodes))
         elif normalized and side:
             rows = list(map(side.get, gens, repeat((0,) * len(normalized))))
         record = ScoreBreakdown([], {}, {}, {}) if breakdown is not None else None
         offset = 0
         if normalized:
             for k, pl in enumerate(normalized):
-                if rows is None and record is None and getattr(pl, "uniform_normalize", False):
+                if rows is None and getattr(pl, "uniform_normalize", False):
                     # Every raw score is 0: normalize one, the others come out the same.
                     one = self._score_one_plugin(pl, state, pod, nodes[:1], None, [0])
                     out = one if isinstance(one, Status) else one * len(nodes)
+                    if record is not None and not isinstance(one, Status):
+                        n = len(nodes)
+                        record.raw[pl.name] = uniform_column(0, n)
+                        record.normalized[pl.name] = uniform_column(one[0], n)
                 else:
                     vals = list(map(itemgetter(k), rows)) if rows is not None else [0] * len(nodes)
                     out = self._score_one_plugin(pl, state, pod, nodes, record, vals)
@@ -344,13 +351,15 @@ class ResultReuse:
             names = tuple([pl.name for pl in self.score_plugins if pl.name not in skip])
             breakdown.plugins = names
             breakdown.weights = {n: weights[n] for n in names}
-            breakdown.raw = record.raw
-            breakdown.normalized = record.normalized
+            breakdown.raw = _shared_columns(record.raw)
+            breakdown.normalized = _shared_columns(record.normalized)
             # Tuples and bytes: what an explanation keeps is immutable and left alone by the
             # garbage collector.
             breakdown.row_plugins = tuple([pl.name for pl in folded])
             breakdown.rows = ()
-            breakdown.gens = array("q", gens).tobytes()
+            breakdown.gens = window_gens if window_gens is not None else array(
+                "q", gens
+            ).tobytes()
             breakdown.kept = kept
             breakdown.offset = offset if relative else 0
         return totals, None
@@ -439,13 +448,61 @@ class ResultReuse:
         return {pl.name: [r[k] for r in rows] for k, pl in enumerate(cached)}, None
 
 
+_UNIFORM: dict[tuple[int, int], tuple[int, ...]] = {}
+
+
+def uniform_column(value: int, n: int) -> tuple[int, ...]:
+    """``(value,) * n``, one shared tuple per (value, n): an explanation keeps a reference
+    instead of a new column (fewer objects for the garbage collector to count)."""
+    col = _UNIFORM.get((value, n))
+    if col is None:
+        if len(_UNIFORM) >= 256:
+            _UNIFORM.clear()
+        col = _UNIFORM[(value, n)] = (value,) * n
+    return col
+
+
+def _shared_columns(cols: dict[str, Sequence[int]]) -> dict[str, Sequence[int]]:
+    """``cols`` with each column of one score on every node replaced by the shared one."""
+    for name, col in cols.items():
+        n = len(col)
+        if n and isinstance(col, tuple) and col.count(col[0]) == n:
+            cols[name] = uniform_column(col[0], n)
+    return cols
+
+
+class _ScoreMarks(PositionMarks):
+    """PositionMarks of the folded score sums that also note, per position, the generation
+    and name of the node whose sum is noted (what an explanation reads by position)."""
+
+    __slots__ = ("gens", "names")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gens: Any = array("q")
+        self.names: list[str] = []
+
+    def window_record(self, start: int, count: int) -> tuple[tuple[str, ...], bytes]:
+        """The names and generations (``array("q")`` bytes) of the ``count`` nodes from
+        position ``start`` in round-robin order (each written when its sum was noted)."""
+        gens, names = self.gens, self.names
+        end = start + count
+        n = len(names)
+        if end <= n:
+            return tuple(names[start:end]), gens[start:end].tobytes()
+        return (
+            (*names[start:], *names[: end - n]),
+            gens[start:].tobytes() + gens[: end - n].tobytes(),
+        )
+
+
 def _window_marks(
     table: Any, snapshot: Any, nodes: Sequence[NodeInfo], breakdown: ScoreBreakdown | None
-) -> tuple[PositionMarks | None, int]:
+) -> tuple[_ScoreMarks | None, int]:
     """The table's position marks (brought up to date) and the position in the snapshot's
     node list where ``nodes`` starts, when ``nodes`` is a round-robin run of that list (each
     the very NodeInfo listed there); (None, 0) otherwise, or with a breakdown to fill."""
-    if breakdown is not None or not isinstance(table, GenerationTable) or not nodes:
+    if not isinstance(table, GenerationTable) or not nodes:
         return None, 0
     positions = getattr(snapshot, "positions", None)
     if positions is None or not isinstance(nodes, list):
@@ -454,15 +511,18 @@ def _window_marks(
     if start is None:
         return None, 0
     marks = table.marks
-    if marks is None:
-        marks = table.marks = PositionMarks()
+    if not isinstance(marks, _ScoreMarks):
+        marks = table.marks = _ScoreMarks()
     if not marks.sync(snapshot, snapshot.list()) or not marks.is_window(start, nodes):
         return None, 0
+    if len(marks.gens) != len(marks.values):  # (a reset marks every position dirty)
+        marks.gens = array("q", bytes(len(marks.values.tobytes())))
+        marks.names = [""] * len(marks.values)
     return marks, start
 
 
 def _settle_window(
-    marks: PositionMarks,
+    marks: _ScoreMarks,
     start: int,
     offsets: list[int],
     nodes: Sequence[NodeInfo],
@@ -476,15 +536,20 @@ def _settle_window(
     vals = marks.values
     extra = marks.extra
     dirty = marks.dirty
+    gens = marks.gens
+    names = marks.names
     n = len(vals)
     get = side.get
     for o in offsets:
         p = (start + o) % n
+        ni = nodes[o]
+        gens[p] = ni.generation
+        names[p] = ni.name
         try:
             vals[p] = totals[o]
         except OverflowError:  # a sum beyond 64 bits: left dirty (looked up by generation)
             continue
-        row = get(nodes[o].generation)
+        row = get(ni.generation)
         if row is None:
             extra.pop(p, None)
         else:

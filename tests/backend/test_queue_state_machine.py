@@ -9,7 +9,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from kschedlib.api.pod import Pod, Toleration
-from kschedlib.backend.queue import EVENT_UNSCHEDULABLE_TIMEOUT, PriorityQueue
+from kschedlib.backend.queue import (
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    NominatingInfo,
+    NominatingMode,
+    PriorityQueue,
+)
 from kschedlib.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from kschedlib.framework.handle import FakeClock
 from kschedlib.framework.queued_pod_info import QueuedPodInfo
@@ -30,6 +35,7 @@ from .test_queue_support import (
 
 N_PODS = 4
 AFFINE = make_pod("affine", affinity_to={"app": "x"})
+NODES = ("node-1", "node-2")
 PLACES = ("Active", "Backoff", "Unschedulable", "InFlight")
 
 
@@ -214,6 +220,32 @@ class QueueMachine(RuleBasedStateMachine):
             if info is not None and info.gated():
                 assert self.q.where_is(pod) == ["Unschedulable"]
                 assert pod.spec.scheduling_gates
+
+    @rule(i=st.integers(0, N_PODS - 1), node=st.sampled_from(NODES))
+    def nominate(self, i: int, node: str) -> None:
+        """Preemption nominates a pod (queued or in flight) to a node in memory."""
+        pod = self.current.get(i)
+        if pod is not None:
+            info = NominatingInfo(node, NominatingMode.Override)
+            self.q.add_nominated_pod(PodInfo.of(pod), info)
+
+    @invariant()
+    def nominated_filter_keys_agree_with_recomputation(self) -> None:
+        """The nominated pods kept across steps are those a fresh lookup finds."""
+        uids = ["", *sorted(p.uid for p in self.current.values())]
+        for node in NODES:
+            fresh = [
+                (pi.pod, pi.pod_level, pi.pod.uid) for pi in self.q.nominated_pods_for_node(node)
+            ]
+            for min_priority in (0, 2):
+                for exclude in uids:
+                    kept = self.q.nominated_filter_keys(min_priority, exclude)(node)
+                    want = tuple(
+                        (pod, level) for pod, level, uid in fresh
+                        if uid != exclude and (pod.spec.priority or 0) >= min_priority
+                    )
+                    assert kept == want
+                    assert [p.uid for p, _ in kept] == [p.uid for p, _ in want]
 
     @invariant()
     def nominations_only_for_known_pods(self) -> None:

@@ -12,7 +12,7 @@ class Heap(Generic[T]):
     """pkg/scheduler/backend/heap.Heap: items indexed by key, ordered by ``less``; sifting follows
     container/heap exactly, so equal items come out in Go's order."""
 
-    __slots__ = ("_items", "_keys", "_index", "_key_fn", "_less")
+    __slots__ = ("_items", "_keys", "_index", "_key_fn", "_less", "on_change")
 
     def __init__(self, key_fn: Callable[[T], str], less: Callable[[T, T], bool]) -> None:
         self._items: list[T] = []
@@ -20,6 +20,8 @@ class Heap(Generic[T]):
         self._index: dict[str, int] = {}
         self._key_fn = key_fn
         self._less = less
+        self.on_change: Callable[[str], None] | None = None
+        """Called with the key of an item added, removed or replaced (the queue's memo)."""
 
     # --- container/heap primitives ---
 
@@ -84,6 +86,8 @@ class Heap(Generic[T]):
         item = self._items.pop()
         key = self._keys.pop()
         del self._index[key]
+        if self.on_change is not None:
+            self.on_change(key)
         return item
 
     def _remove_at(self, i: int) -> T:
@@ -99,6 +103,8 @@ class Heap(Generic[T]):
     def replace(self, key: str, obj: T) -> None:
         """Put ``obj`` in the place of the item with ``key`` (an equal copy: no reordering)."""
         self._items[self._index[key]] = obj
+        if self.on_change is not None:
+            self.on_change(key)
 
     def copy_from(self, other: Heap[T], copy_item: Callable[[T], T]) -> None:
         """Replace the content by ``other``'s, each item passed through ``copy_item`` (forks);
@@ -110,6 +116,8 @@ class Heap(Generic[T]):
     def add_or_update(self, obj: T) -> None:
         """Insert ``obj``, or replace the item with the same key and restore heap order."""
         key = self._key_fn(obj)
+        if self.on_change is not None:
+            self.on_change(key)
         idx = self._index.get(key)
         if idx is not None:
             self._items[idx] = obj

@@ -72,12 +72,14 @@ class PodRef:
 class Nominator:
     """nominatedPods (node -> pods, in nomination order) and nominatedPodToNode (uid -> node)."""
 
-    __slots__ = ("_pod_lister", "nominated_pods", "nominated_pod_to_node")
+    __slots__ = ("_pod_lister", "nominated_pods", "nominated_pod_to_node", "on_change")
 
     def __init__(self, pod_lister: PodLister | None = None) -> None:
         self._pod_lister = pod_lister
         self.nominated_pods: dict[str, list[PodRef]] = {}
         self.nominated_pod_to_node: dict[str, str] = {}
+        self.on_change: Callable[[str], None] | None = None
+        """Called with a node name whose nominated pods change (the queue's memo)."""
 
     def copy_from(self, other: Nominator) -> None:
         """Take a copy of ``other``'s nominations (forks); the pod lister stays."""
@@ -104,6 +106,8 @@ class Nominator:
                 # The pod is gone, or already bound: don't nominate it.
                 return
         self.nominated_pod_to_node[pod.uid] = node_name
+        if self.on_change is not None:
+            self.on_change(node_name)
         refs = self.nominated_pods.setdefault(node_name, [])
         if any(r.uid == pod.uid for r in refs):
             return
@@ -130,6 +134,8 @@ class Nominator:
         nnn = self.nominated_pod_to_node.pop(uid, None)
         if nnn is None:
             return
+        if self.on_change is not None:
+            self.on_change(nnn)
         refs = self.nominated_pods.get(nnn, [])
         for i, r in enumerate(refs):
             if r.uid == uid:

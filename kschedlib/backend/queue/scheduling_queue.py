@@ -84,6 +84,15 @@ LessFn = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 _EPOCHS = itertools.count(1)
 
 
+_NO_PRIORITY = 1 << 62
+"""Above every pod priority (int32): the least priority of no pods."""
+
+_NominatedEntry = tuple[
+    tuple[tuple[Pod, bool], ...], int, tuple[str, ...], tuple[str, ...]
+]
+"""A node's nominated pods: (pod, pod_level) each, their least priority, UIDs and keys."""
+
+
 def _same(p: QueuedPodInfo) -> QueuedPodInfo:
     return p
 
@@ -184,6 +193,17 @@ class PriorityQueue(Requeue):
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._cross_topology_keys: set[str] = set()
         self._nominator = Nominator(pod_lister)
+        self._nominated_memo: dict[str, _NominatedEntry] = {}
+        """node name -> its nominated pods as ``nominated_filter_keys`` finds them, kept across
+        cycles; an entry is dropped when the node's nominations change or one of its pods is
+        added to, removed from or replaced in a sub-queue (``_nominated_touch``)."""
+        self._nominated_memo_keys: dict[str, set[str]] = {}
+        """pod key -> the memoized nodes whose entries it is part of."""
+        for heap in (
+            self._active.heap, self._backoff.pod_backoff_q, self._backoff.pod_error_backoff_q
+        ):
+            heap.on_change = self._nominated_touch
+        self._nominator.on_change = self._nominated_memo_drop
         self.move_request_cycle = -1
         """Cycle of the last move request; kept as in Go, unused while queueing hints are on."""
         self._epoch = 0
@@ -203,6 +223,8 @@ class PriorityQueue(Requeue):
         self._unschedulable = dict(other._unschedulable)
         self._cross_topology_keys = set(other._cross_topology_keys)
         self._nominator.copy_from(other._nominator)
+        self._nominated_memo.clear()
+        self._nominated_memo_keys.clear()
         self.move_request_cycle = other.move_request_cycle
         self._seq = other._seq
         self.metrics.copy_from(other.metrics)
@@ -217,6 +239,7 @@ class PriorityQueue(Requeue):
         key = p.key
         if self._unschedulable.get(key) is p:
             self._unschedulable[key] = c
+            self._nominated_touch(key)
         for heap in (self._active.heap, self._backoff.pod_backoff_q, self._backoff.pod_error_backoff_q):
             if heap.get_by_key(key) is p:
                 heap.replace(key, c)
@@ -432,6 +455,9 @@ class PriorityQueue(Requeue):
     def update(self, old_pod: Pod | None, new_pod: Pod) -> None:
         """An unscheduled pod changed: update it where it is queued (requeueing it from the
         unschedulable pods if its rejectors' hints say so), record it if in flight, else add it."""
+        self._nominated_touch(new_pod.key)  # its PodInfo may change in place
+        if old_pod is not None:
+            self._nominated_touch(old_pod.key)
         if old_pod is not None:
             events = pod_scheduling_properties_change(new_pod, old_pod)
         else:
@@ -475,6 +501,7 @@ class PriorityQueue(Requeue):
         if self._active.delete(key) or self._backoff.delete(key):
             return
         self._unschedulable.pop(key, None)
+        self._nominated_touch(key)
         self._cross_topology_keys.discard(key)
 
     # ------------------------------------------------------------------ nominator
@@ -503,42 +530,79 @@ class PriorityQueue(Requeue):
         ``min_priority``, ``exclude_uid`` left out: what the two-pass filter adds. Bound to
         the queue as it is now and remembered per node, for one scheduling cycle's lookups
         (the queue does not change during a cycle)."""
-        nominated = self._nominator.nominated_pods
-        # The heaps' own index and items (a method call per lookup costs more than the lookup).
-        heaps = (self._active.heap, self._backoff.pod_backoff_q, self._backoff.pod_error_backoff_q)
-        active, backoff, error_backoff = heaps
-        unschedulable = self._unschedulable.get
-        memo: dict[str, tuple[tuple[Pod, bool], ...]] = {}
+        memo = self._nominated_memo
+        memo_keys = self._nominated_memo_keys
+        find = self._nominated_entry
+        cycle: dict[str, tuple[tuple[Pod, bool], ...]] = {}
 
         def keys(node_name: str) -> tuple[tuple[Pod, bool], ...]:
-            found = memo.get(node_name)
+            found = cycle.get(node_name)
             if found is not None:
                 return found
-            out: list[tuple[Pod, bool]] = []
-            for ref in nominated.get(node_name, ()):
-                if ref.uid == exclude_uid:
-                    continue
-                key = ref.key
-                i = active._index.get(key)  # same order as the sub-queues' get()
-                if i is not None:
-                    p: QueuedPodInfo | None = active._items[i]
-                else:
-                    p = unschedulable(key)
-                    if p is None:
-                        i = backoff._index.get(key)
-                        if i is not None:
-                            p = backoff._items[i]
-                        else:
-                            i = error_backoff._index.get(key)
-                            p = None if i is None else error_backoff._items[i]
-                pi = PodInfo(ref.to_pod()) if p is None else p.pod_info
-                pod = pi.pod
-                if (pod.spec.priority or 0) >= min_priority:
-                    out.append((pod, pi.pod_level))
-            found = memo[node_name] = tuple(out)
+            e = memo.get(node_name)
+            if e is None:
+                e = memo[node_name] = find(node_name)
+                for k in e[3]:
+                    memo_keys.setdefault(k, set()).add(node_name)
+            full, least, uids, _ = e
+            if least >= min_priority and exclude_uid not in uids:
+                found = full
+            else:
+                found = tuple(
+                    pl for pl, u in zip(full, uids, strict=True)
+                    if u != exclude_uid and (pl[0].spec.priority or 0) >= min_priority
+                )
+            cycle[node_name] = found
             return found
 
         return keys
+
+    def _nominated_entry(self, node_name: str) -> _NominatedEntry:
+        """The pods nominated to ``node_name`` as found in the queue (as
+        ``_nominated_pod_to_info``): (pod, pod_level) each, their least priority, UIDs, keys."""
+        # The heaps' own index and items (a method call per lookup costs more than the lookup).
+        active = self._active.heap
+        backoff = self._backoff.pod_backoff_q
+        error_backoff = self._backoff.pod_error_backoff_q
+        unschedulable = self._unschedulable.get
+        out: list[tuple[Pod, bool]] = []
+        uids: list[str] = []
+        keys: list[str] = []
+        least = _NO_PRIORITY
+        for ref in self._nominator.nominated_pods.get(node_name, ()):
+            key = ref.key
+            i = active._index.get(key)  # same order as the sub-queues' get()
+            if i is not None:
+                p: QueuedPodInfo | None = active._items[i]
+            else:
+                p = unschedulable(key)
+                if p is None:
+                    i = backoff._index.get(key)
+                    if i is not None:
+                        p = backoff._items[i]
+                    else:
+                        i = error_backoff._index.get(key)
+                        p = None if i is None else error_backoff._items[i]
+            pi = PodInfo(ref.to_pod()) if p is None else p.pod_info
+            pod = pi.pod
+            least = min(least, pod.spec.priority or 0)
+            out.append((pod, pi.pod_level))
+            uids.append(ref.uid)
+            keys.append(key)
+        return tuple(out), least, tuple(uids), tuple(keys)
+
+    def _nominated_touch(self, key: str) -> None:
+        """The pod queued under ``key`` was added, removed or replaced: drop the memoized
+        nominated pods of the nodes it is part of."""
+        nodes = self._nominated_memo_keys.pop(key, None)
+        if nodes is not None:
+            memo = self._nominated_memo
+            for node_name in nodes:
+                memo.pop(node_name, None)
+
+    def _nominated_memo_drop(self, node_name: str) -> None:
+        """``node_name``'s nominations change: drop its memoized nominated pods."""
+        self._nominated_memo.pop(node_name, None)
 
     def _nominated_pod_to_info(self, ref: PodRef) -> PodInfo:
         key = ref.key

@@ -26,11 +26,15 @@ class UnschedulablePods:
     _namespace_labels: NamespaceLabels | None
     metrics: QueueMetrics
 
+    def _nominated_touch(self, key: str) -> None:
+        raise NotImplementedError  # PriorityQueue's
+
     def _unschedulable_add_or_update(self, p: QueuedPodInfo, event: str) -> None:
         key = p.key
         if key not in self._unschedulable:
             self.metrics.incoming(UNSCHEDULABLE, event)
         self._unschedulable[key] = p
+        self._nominated_touch(key)
         if p.pod_info.required_affinity_terms or POD_TOPOLOGY_SPREAD in p.unschedulable_plugins:
             self._cross_topology_keys.add(key)
         else:
@@ -44,6 +48,7 @@ class UnschedulablePods:
     def _unschedulable_delete(self, pod: Pod) -> None:
         key = pod.key
         self._unschedulable.pop(key, None)
+        self._nominated_touch(key)
         self._cross_topology_keys.discard(key)
 
     def _unschedulable_pods_with_cross_topology_term(self, pod: Pod) -> list[QueuedPodInfo]:

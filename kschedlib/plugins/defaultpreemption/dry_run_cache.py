@@ -134,6 +134,13 @@ class DryRunMemo:
                 out.append((p, level))
         return tuple(out)
 
+    def parts(self) -> tuple[dict[str, _Entry], Any, Any] | None:
+        """The stored outcomes, the keyer and the nominated-node test, for a caller that
+        inlines ``find`` (None when there is no keyer: call ``find``)."""
+        if self._keyer is None:
+            return None
+        return self._table, self._keyer, self._nominated_at
+
     def find(self, node_info: NodeInfo) -> tuple[tuple[Any, ...], Stored | None]:
         """The node's nominated key, and the outcome stored for the node's generation with
         that key (a fresh list of victims) with the summary stored with it, or None."""

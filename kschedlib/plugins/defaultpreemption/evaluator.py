@@ -221,13 +221,34 @@ class Evaluator:
         ):
             summarize = victims_summary
         find = memo.find if memo is not None else None
+        parts = memo.parts() if memo is not None else None
+        table_get: Any = None
+        keyer: Any = None
+        nominated_at: Any = None
+        if parts is not None:
+            table, keyer, nominated_at = parts
+            table_get = table.get
         error = Code.Error
         failed: list[tuple[str, Status]] = []  # into ``statuses`` at the end, in order
         start = offset % n if n else 0
         for node in chain(islice(potential_nodes, start, None), islice(potential_nodes, start)):
             name = node.name
             summary = None
-            if find is None:
+            if table_get is not None:  # memo.find inlined
+                nominated = keyer(name) if nominated_at is None or nominated_at(name) else ()
+                e = table_get(name)
+                if e is not None and e[0] == node.generation and e[1] == nominated:
+                    stored, num_violations, status = e[2]
+                    pods = [*stored] if stored else []
+                    if summarize is not None:
+                        summary = e[3]
+                else:
+                    pods, num_violations, status = select(state.clone(), pod, node.clone(), pdbs)
+                    if summarize is not None and pods:
+                        summary = summarize(pods, num_violations)
+                    assert memo is not None
+                    memo.store(node, nominated, (pods, num_violations, status), summary)
+            elif find is None:
                 pods, num_violations, status = select(state.clone(), pod, node.clone(), pdbs)
             else:
                 nominated, got = find(node)

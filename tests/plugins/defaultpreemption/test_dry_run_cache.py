@@ -284,10 +284,10 @@ class _Checked:
         self.hits = 0
         self.mismatches: list[Any] = []
         self._found: dict[str, Any] = {}
-        self._saved: tuple[Any, Any] = (DryRunMemo.find, DryRunMemo.store)
+        self._saved: tuple[Any, Any, Any] = (DryRunMemo.find, DryRunMemo.store, DryRunMemo.parts)
 
     def __enter__(self) -> _Checked:
-        find, store = self._saved
+        find, store, _ = self._saved
         found = self._found
 
         def checked_find(memo: DryRunMemo, node_info: Any) -> Any:
@@ -315,10 +315,12 @@ class _Checked:
 
         DryRunMemo.find = checked_find  # type: ignore[method-assign]
         DryRunMemo.store = checked_store  # type: ignore[method-assign]
+        # The dry run inlines find when it can: make it call find.
+        DryRunMemo.parts = lambda memo: None  # type: ignore[method-assign,assignment]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        DryRunMemo.find, DryRunMemo.store = self._saved  # type: ignore[method-assign]
+        DryRunMemo.find, DryRunMemo.store, DryRunMemo.parts = self._saved  # type: ignore[method-assign]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

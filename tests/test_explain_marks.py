@@ -1,0 +1,111 @@
+"""Explanations recorded on the position-marks score path (node names and generations read
+by snapshot position, no NodeInfo touched) equal those the per-node path records, read at
+once or long after, across node updates (taints, capacity) and removals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kschedlib import Scheduler
+from kschedlib.framework import reuse
+from kschedlib.results import Explanation
+from tests.builders import new_scheduler, node_dict, pod
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("pod"), st.sampled_from([100, 300, 700, 1500])),
+        st.tuples(st.just("del-pod"), st.integers(0, 30)),
+        st.tuples(st.just("node"), st.integers(1, 4)),
+        st.tuples(st.just("taint"), st.integers(0, 10)),
+        st.tuples(st.just("grow"), st.integers(0, 10)),
+        st.tuples(st.just("del-node"), st.integers(0, 10)),
+        st.tuples(st.just("run"), st.just(0)),
+    ),
+    min_size=5,
+    max_size=40,
+)
+
+
+def _node(name: str, cpu: int, tainted: bool = False) -> dict[str, Any]:
+    d = node_dict(name, cpu=str(cpu))
+    if tainted:  # a PreferNoSchedule taint: TaintToleration's scores differ between nodes
+        d["spec"] = {"taints": [{"key": "k", "value": "v", "effect": "PreferNoSchedule"}]}
+    return d
+
+
+def _drive(ops: list[tuple[str, int]], eager: bool, **kw: Any) -> tuple[list[Any], Scheduler]:
+    s = new_scheduler(**kw)
+    for fwk in s.frameworks.values():
+        if fwk.node_local_cache is not None:
+            fwk.node_local_cache.max_entries = 4  # pruned (replaced) often
+    nodes: dict[str, tuple[int, bool]] = {}
+    pods: list[str] = []
+    seen: list[Any] = []
+    for i in range(6):
+        s.add_node(_node(f"n{i}", 2 + i % 3))
+        nodes[f"n{i}"] = (2 + i % 3, False)
+    seq = 0
+    for op, arg in [*ops, ("run", 0)]:
+        names = list(nodes)
+        if op == "pod":
+            s.add_pod(pod(f"p{seq}", cpu=f"{arg}m"))
+            pods.append(f"default/p{seq}")
+            seq += 1
+        elif op == "del-pod" and pods:
+            s.delete_pod(pods.pop(arg % len(pods)))
+        elif op == "node":
+            nodes[f"m{seq}"] = (arg, False)
+            s.add_node(_node(f"m{seq}", arg))
+            seq += 1
+        elif op in ("taint", "grow"):
+            name = names[arg % len(names)]
+            cpu, tainted = nodes[name]
+            nodes[name] = (cpu + 1, tainted) if op == "grow" else (cpu, not tainted)
+            s.update_node(_node(name, *nodes[name]))
+        elif op == "del-node" and len(nodes) > 1:
+            name = names[arg % len(names)]
+            del nodes[name]
+            s.delete_node(name)
+        elif op == "run":
+            for r in s.run():
+                exp = r.explanation
+                seen.append(exp.to_dict() if eager and exp is not None else exp)
+    return seen, s
+
+
+def _as_dicts(seen: list[Any]) -> list[Any]:
+    return [e.to_dict() if isinstance(e, Explanation) else e for e in seen]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(OPS)
+def test_marks_path_explanations_equal_per_node_ones(ops: list[tuple[str, int]]) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(reuse, "_window_marks", lambda *a: (None, 0))  # the per-node path
+        want, _ = _drive(ops, eager=True)
+        want_top, _ = _drive(ops, eager=True, explain_top_nodes=2)
+    lazy, _ = _drive(ops, eager=False)
+    assert _as_dicts(lazy) == want
+    eager, _ = _drive(ops, eager=True)
+    assert eager == want
+    top_lazy, _ = _drive(ops, eager=False, explain_top_nodes=2)
+    assert _as_dicts(top_lazy) == want_top
+
+
+def test_the_marks_path_records_explanations() -> None:
+    calls: list[int] = []
+    record = reuse._ScoreMarks.window_record
+
+    def counted(self: Any, start: int, count: int) -> Any:
+        calls.append(count)
+        return record(self, start, count)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(reuse._ScoreMarks, "window_record", counted)
+        seen, _ = _drive([("pod", 300), ("run", 0), ("taint", 1), ("pod", 100)], eager=True)
+    assert calls  # names and generations were read by position
+    assert all(e is not None and len(e["scores"]) == len(e["feasible"]) for e in seen)
