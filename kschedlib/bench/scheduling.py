@@ -96,6 +96,8 @@ def schedule(
         sched.add_pod(pod)
     # The loaded cluster is long-lived: keep it out of the collector's full passes while
     # timing (as whatif_speed does; ``freeze_gc=False`` leaves the collector as it is).
+    # A process that froze objects itself keeps its own freeze (unfreezing is all or nothing).
+    freeze_gc = freeze_gc and gc.get_freeze_count() == 0
     if freeze_gc:
         gc.collect()
         gc.freeze()
