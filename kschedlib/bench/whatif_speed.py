@@ -124,42 +124,48 @@ def main(argv: list[str], out: Any = None) -> int:
     scenario, sched = _load(args.scenario, pending=True)
     sched.run()
     gc.collect()
-    gc.freeze()  # the loaded cluster is long-lived: keep it out of the collector's passes
-    print(f"whatif scenario: {scenario.name} ({len(scenario.nodes)} nodes, "
-          f"{len(sched.bound_pods())} pods bound), loaded in {time.perf_counter() - t:.1f} s",
-          file=out)
-    if "txn" in only:
-        transaction_round_trips(sched, 3)  # warm-up
-        walls, cpus, placed = transaction_round_trips(sched, args.rounds)
-        print(f"whatif transaction round trip (1 pod, {placed}/{args.rounds} placed): median "
-              f"{statistics.median(walls) * 1000:.2f} ms, p99 {_pct(walls, 0.99) * 1000:.2f} ms "
-              f"wall; CPU median {statistics.median(cpus) * 1000:.2f} ms, p99 "
-              f"{_pct(cpus, 0.99) * 1000:.2f} ms (target: median < 5 ms, p99 < 20 ms)", file=out)
-    for mode in ("schedule", "fit"):
-        if ("removable" if mode == "schedule" else "removable-fit") not in only:
-            continue
-        work = _replicated(sched)
-        names = sorted(work.cache.node_names())
-        if args.candidates is not None:
-            names = names[: args.candidates]
-        t, c = time.perf_counter(), time.process_time()
-        report = work.removable_nodes(names, mode=mode)
-        wall, cpu = time.perf_counter() - t, time.process_time() - c
-        removable = len(report.removable)
-        label = "" if mode == "schedule" else ', mode="fit"'
-        print(f"whatif removable_nodes (pods of a ReplicaSet{label}): {len(names)} candidates "
-              f"({removable} removable) in "
-              f"{cpu:.2f} s CPU ({wall:.2f} s wall), {cpu / max(len(names), 1) * 1000:.1f} ms "
-              "CPU per candidate (target: 5000 candidates < 15 s)", file=out)
-    if "capacity" in only:
-        for label, template in (("topology spread", SPREAD), ("pod anti-affinity", ANTI),
-                                ("preferred spread and anti-affinity", PREFERRED)):
-            pod = Pod.from_dict(template)
+    frozen = gc.get_freeze_count() == 0  # leave a freeze the caller made alone
+    if frozen:
+        gc.freeze()  # the loaded cluster is long-lived: keep it out of the collector's passes
+    try:
+        print(f"whatif scenario: {scenario.name} ({len(scenario.nodes)} nodes, "
+              f"{len(sched.bound_pods())} pods bound), loaded in {time.perf_counter() - t:.1f} s",
+              file=out)
+        if "txn" in only:
+            transaction_round_trips(sched, 3)  # warm-up
+            walls, cpus, placed = transaction_round_trips(sched, args.rounds)
+            print(f"whatif transaction round trip (1 pod, {placed}/{args.rounds} placed): median "
+                  f"{statistics.median(walls) * 1000:.2f} ms, p99 {_pct(walls, 0.99) * 1000:.2f} ms "
+                  f"wall; CPU median {statistics.median(cpus) * 1000:.2f} ms, p99 "
+                  f"{_pct(cpus, 0.99) * 1000:.2f} ms (target: median < 5 ms, p99 < 20 ms)", file=out)
+        for mode in ("schedule", "fit"):
+            if ("removable" if mode == "schedule" else "removable-fit") not in only:
+                continue
+            work = _replicated(sched)
+            names = sorted(work.cache.node_names())
+            if args.candidates is not None:
+                names = names[: args.candidates]
             t, c = time.perf_counter(), time.process_time()
-            cap = sched.capacity(pod, limit=args.replicas)
+            report = work.removable_nodes(names, mode=mode)
             wall, cpu = time.perf_counter() - t, time.process_time() - c
-            print(f"whatif capacity ({label}): {cap.count} replicas ({cap.batched} batched) "
-                  f"in {cpu:.2f} s CPU "
-                  f"({wall:.2f} s wall): {cap.count / max(cpu, 1e-9):.0f} replicas/s CPU "
-                  f"(target: >= 5000/s), stop: {cap.stop_reason}", file=out)
+            removable = len(report.removable)
+            label = "" if mode == "schedule" else ', mode="fit"'
+            print(f"whatif removable_nodes (pods of a ReplicaSet{label}): {len(names)} candidates "
+                  f"({removable} removable) in "
+                  f"{cpu:.2f} s CPU ({wall:.2f} s wall), {cpu / max(len(names), 1) * 1000:.1f} ms "
+                  "CPU per candidate (target: 5000 candidates < 15 s)", file=out)
+        if "capacity" in only:
+            for label, template in (("topology spread", SPREAD), ("pod anti-affinity", ANTI),
+                                    ("preferred spread and anti-affinity", PREFERRED)):
+                pod = Pod.from_dict(template)
+                t, c = time.perf_counter(), time.process_time()
+                cap = sched.capacity(pod, limit=args.replicas)
+                wall, cpu = time.perf_counter() - t, time.process_time() - c
+                print(f"whatif capacity ({label}): {cap.count} replicas ({cap.batched} batched) "
+                      f"in {cpu:.2f} s CPU "
+                      f"({wall:.2f} s wall): {cap.count / max(cpu, 1e-9):.0f} replicas/s CPU "
+                      f"(target: >= 5000/s), stop: {cap.stop_reason}", file=out)
+    finally:
+        if frozen:
+            gc.unfreeze()
     return 0

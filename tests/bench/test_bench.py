@@ -109,3 +109,14 @@ def test_whatif_removable_fit_line(tmp_path: Path, capsys: Any) -> None:
         "whatif removable_nodes (pods of a ReplicaSet)",
         'whatif removable_nodes (pods of a ReplicaSet, mode="fit")']
     assert all("6 candidates (" in ln and "(0 removable)" not in ln for ln in lines[1:])
+
+
+def test_whatif_leaves_the_collector_as_it_found_it(tmp_path: Path, capsys: Any) -> None:
+    import gc
+
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(_scenario(6, 8)))
+    before = gc.get_freeze_count()
+    assert main(["--whatif", str(path), "--only", "txn", "--rounds", "2"]) == 0
+    assert "transaction round trip" in capsys.readouterr().out
+    assert gc.get_freeze_count() == before  # the bench's freeze is undone (or none was made)
