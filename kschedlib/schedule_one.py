@@ -102,6 +102,43 @@ def _filter_each(
     return feasible, failed
 
 
+def _run_and_store(
+    run: Any,
+    state: CycleState,
+    pod: Pod,
+    ni: NodeInfo,
+    filters: list[tuple[str, Any]],
+    table: dict[int, Status | None],
+) -> Status | None:
+    """The filters' verdict on a node whose verdict is not stored, stored by generation: a
+    fit as None, a rejection as its shared Status; an error is returned, never stored."""
+    st: Status | None = run(state, pod, ni, filters)
+    if st is None:
+        table[ni.generation] = None
+    elif st.is_rejected():
+        st = table[ni.generation] = shared(st)
+    return st
+
+
+def _run_nominated_and_store(
+    run_nominated: Any,
+    state: CycleState,
+    pod: Pod,
+    ni: NodeInfo,
+    filters: list[tuple[str, Any]],
+    nominated_table: dict[int, Any],
+    key: Any,
+) -> Status | None:
+    """The two-pass verdict (with the nominated pods) on a node, stored with the key of the
+    nominated pods it counted; an error is returned, never stored."""
+    st: Status | None = run_nominated(state, pod, ni, filters)
+    if st is not None and st.is_rejected():
+        st = shared(st)
+    if st is None or st.is_rejected():  # the stored key keeps the pods alive
+        nominated_table[ni.generation] = (key, st)
+    return st
+
+
 def _filter_node_local(
     fwk: Framework,
     state: CycleState,
@@ -148,13 +185,9 @@ def _filter_node_local(
                 ni = head[i]
                 if get(ni.generation, _MISSING) is not _MISSING:
                     break  # a stored rejection: the loop below decides
-                st = run(state, pod, ni, filters)
-                if st is None:
-                    table[ni.generation] = None
+                if _run_and_store(run, state, pod, ni, filters, table) is None:
                     fit[i] = True
                     continue
-                if st.is_rejected():  # errors are never stored
-                    table[ni.generation] = shared(st)
                 break  # a rejection (or an error): the loop below decides, from the start
         except ValueError:
             pass
@@ -174,11 +207,7 @@ def _filter_node_local(
     for ni in order:
         st = get(ni.generation, missing)
         if st is missing:
-            st = run(state, pod, ni, filters)
-            if st is None:
-                table[ni.generation] = None
-            elif st.is_rejected():  # errors are never stored
-                st = table[ni.generation] = shared(st)
+            st = _run_and_store(run, state, pod, ni, filters, table)
         if st is None:
             if not left:
                 break
@@ -228,12 +257,8 @@ def _filter_with_rejections(
     for ni in order:
         st = get(ni.generation, missing)
         if st is missing:
-            st = run(state, pod, ni, head)
-            if st is None:
-                table[ni.generation] = None
-            elif st.is_rejected():  # errors are never stored
-                st = table[ni.generation] = shared(st)
-            else:
+            st = _run_and_store(run, state, pod, ni, head, table)
+            if st is not None and not st.is_rejected():
                 raise SchedulingError(st.message())
         if st is None:
             st = rget(ni.name)
@@ -283,11 +308,7 @@ def _window_fits(
         ni = nodes[p]
         st = get(ni.generation, _MISSING)
         if st is _MISSING:
-            st = run(state, pod, ni, filters)
-            if st is None:
-                table[ni.generation] = None
-            elif st.is_rejected():  # errors are never stored
-                table[ni.generation] = shared(st)
+            st = _run_and_store(run, state, pod, ni, filters, table)
         if st is not None:
             return False  # a rejection (or an error): the general loop decides
         dirty.discard(p)
@@ -339,13 +360,10 @@ def _rejected_everywhere(
             while True:
                 i = stale.index(True, i + 1)
                 ni = ordered[i]
-                st = run(state, pod, ni, filters)
+                st = _run_and_store(run, state, pod, ni, filters, table)
                 if st is None:
-                    table[ni.generation] = None
                     return None
-                if st.is_rejected():
-                    st = table[ni.generation] = shared(st)
-                elif st.code == Code.Error:
+                if st.code == Code.Error:
                     raise SchedulingError(st.message())
                 verdicts[i] = st
         except ValueError:
@@ -402,17 +420,13 @@ def _filter_with_table(
                 if e is not None and e[0] == key:  # identical pod objects compare at once
                     st = e[1]
                 else:
-                    st = run_nominated(state, pod, ni, filters)
-                    if st is None or st.is_rejected():  # the stored key keeps the pods alive
-                        nominated_table[ni.generation] = (key, st)
+                    st = _run_nominated_and_store(
+                        run_nominated, state, pod, ni, filters, nominated_table, key
+                    )
         else:
             st = get(ni.generation, missing)
             if st is missing:
-                st = run(state, pod, ni, head)
-                if st is None:
-                    table[ni.generation] = None
-                elif st.is_rejected():  # errors are never stored
-                    st = table[ni.generation] = shared(st)
+                st = _run_and_store(run, state, pod, ni, head, table)
             if st is None and rest:
                 if rejected_get is not None:
                     st = rejected_get(ni.name)
@@ -486,17 +500,11 @@ def _filter_node_local_nominated(
         for i in compress(range(stop), map(is_, sts, repeat(missing))):  # in order
             ni = chunk[i]
             if i in keys:
-                st = run_nominated(state, pod, ni, filters)
-                if st is not None and st.is_rejected():
-                    st = shared(st)
-                if st is None or st.is_rejected():  # the stored key keeps the pods alive
-                    nominated_table[ni.generation] = (keys[i], st)
+                st = _run_nominated_and_store(
+                    run_nominated, state, pod, ni, filters, nominated_table, keys[i]
+                )
             else:
-                st = run(state, pod, ni, filters)
-                if st is None:
-                    table[ni.generation] = None
-                elif st.is_rejected():  # errors are never stored
-                    st = table[ni.generation] = shared(st)
+                st = _run_and_store(run, state, pod, ni, filters, table)
             sts[i] = st
             if st is None or not st.is_rejected():
                 stop = i
@@ -565,19 +573,13 @@ def _filter_nominated_each(
             if e is not None and e[0] == key:  # identical pod objects compare at once
                 st = e[1]
             else:
-                st = run_nominated(state, pod, ni, filters)
-                if st is not None and st.is_rejected():
-                    st = shared(st)
-                if st is None or st.is_rejected():  # the stored key keeps the pods alive
-                    nominated_table[ni.generation] = (key, st)
+                st = _run_nominated_and_store(
+                    run_nominated, state, pod, ni, filters, nominated_table, key
+                )
         else:
             st = get(ni.generation, missing)
             if st is missing:
-                st = run(state, pod, ni, filters)
-                if st is None:
-                    table[ni.generation] = None
-                elif st.is_rejected():  # errors are never stored
-                    st = table[ni.generation] = shared(st)
+                st = _run_and_store(run, state, pod, ni, filters, table)
         if st is None or st.code == success:
             if not left:
                 break
