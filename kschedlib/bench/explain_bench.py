@@ -20,28 +20,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from kschedlib.api.scenario import Scenario
-from kschedlib.framework.handle import FakeClock
-from kschedlib.scheduler import Scheduler
+from kschedlib.bench.scheduling import loaded_scheduler
 
 
 def _cpu_per_pod(scenario: Scenario, limit: int | None, explain: bool) -> tuple[float, int]:
     """CPU seconds per attempt of run() over the first ``limit`` pending pods, and attempts."""
-    options: dict[str, Any] = {}
-    if scenario.feature_gates:
-        options["feature_gates"] = dict(scenario.feature_gates)
-    sched = Scheduler(scenario.config, clock=FakeClock(), seed=0, explain=explain, **options)
-    for node in scenario.nodes:
-        sched.add_node(node)
-    for obj in scenario.other_objects():
-        sched.add_object(obj)
-    for pod in scenario.pods:
-        sched.add_pod(pod)
-    pending = scenario.pending[:limit] if limit else scenario.pending
-    for pod in pending:
-        sched.add_pod(pod)
+    sched, _ = loaded_scheduler(scenario, limit, explain=explain)
     gc.collect()
     c0 = time.process_time()
     results = sched.run()

@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from kschedlib.api.pod import Pod
 from kschedlib.api.scenario import Scenario
 from kschedlib.framework.handle import FakeClock
 from kschedlib.results import Outcome, SchedulingResult
@@ -73,6 +74,28 @@ def load(path: str | None, workload: str | None = None) -> Scenario:
     return scenario
 
 
+def loaded_scheduler(
+    scenario: Scenario, limit: int | None = None, **options: Any
+) -> tuple[Scheduler, list[Pod]]:
+    """A fresh Scheduler (seed 0, fake clock, no explanations unless ``options`` say so) fed
+    the scenario's cluster and its first ``limit`` pending pods, and those pods."""
+    options.setdefault("seed", 0)
+    options.setdefault("explain", False)
+    if scenario.feature_gates:
+        options.setdefault("feature_gates", dict(scenario.feature_gates))
+    sched = Scheduler(scenario.config, clock=FakeClock(), **options)
+    for node in scenario.nodes:
+        sched.add_node(node)
+    for obj in scenario.other_objects():
+        sched.add_object(obj)
+    for pod in scenario.pods:
+        sched.add_pod(pod)
+    pending = list(scenario.pending[:limit] if limit else scenario.pending)
+    for pod in pending:
+        sched.add_pod(pod)
+    return sched, pending
+
+
 def schedule(
     scenario: Scenario, limit: int | None = None, *, in_file_order: bool = False,
     freeze_gc: bool = True, **options: Any
@@ -81,19 +104,7 @@ def schedule(
     with ``in_file_order`` one ``schedule_pod`` cycle per pending pod in file order (as
     kube-scheduler's placement harness does)."""
     t0 = time.perf_counter()
-    options.setdefault("seed", 0)
-    if scenario.feature_gates:
-        options.setdefault("feature_gates", dict(scenario.feature_gates))
-    sched = Scheduler(scenario.config, clock=FakeClock(), explain=False, **options)
-    for node in scenario.nodes:
-        sched.add_node(node)
-    for obj in scenario.other_objects():
-        sched.add_object(obj)
-    for pod in scenario.pods:
-        sched.add_pod(pod)
-    pending = scenario.pending[:limit] if limit else scenario.pending
-    for pod in pending:
-        sched.add_pod(pod)
+    sched, pending = loaded_scheduler(scenario, limit, **options)
     # The loaded cluster is long-lived: keep it out of the collector's full passes while
     # timing (as whatif_speed does; ``freeze_gc=False`` leaves the collector as it is).
     # A process that froze objects itself keeps its own freeze (unfreezing is all or nothing).
