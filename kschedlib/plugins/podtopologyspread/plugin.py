@@ -43,10 +43,9 @@ from kschedlib.plugins.podtopologyspread.filtering import (
 )
 from kschedlib.plugins.podtopologyspread.scoring import (
     PreScoreState,
-    count_domains,
-    init_pre_score_state,
     normalize_scores,
     normalize_values,
+    pre_score_state,
     score_node,
     score_nodes,
 )
@@ -208,8 +207,7 @@ class PodTopologySpread:
         constraints = self.get_constraints(pod, SCHEDULE_ANYWAY)
         if not constraints:
             return SKIP
-        s = init_pre_score_state(constraints, nodes, require_all)
-        count_domains(s, pod, all_nodes, require_all, self._counter, lister)
+        s = pre_score_state(constraints, nodes, pod, all_nodes, require_all, self._counter, lister)
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
