@@ -230,16 +230,21 @@ def _removed_from_log(
     for name in where.keys() - now.keys():
         _apply(totals, old_shares[where[name]], -1)
     shares = list(map(old_shares.__getitem__, at))
+    # A node the log does not name has the generation the entry noted for it (no NodeInfo
+    # is touched for it); the named ones are noted again.
+    gens = list(map(entry.gens.__getitem__, at))
     nodes = list(all_nodes)
     for name in set(names):
         i = now.get(name)
         if i is None:
             continue  # changed, then removed
-        new_share = recount(nodes[i])
+        ni = nodes[i]
+        gens[i] = ni.generation
+        new_share = recount(ni)
         _apply(totals, shares[i], -1)
         _apply(totals, new_share, 1)
         shares[i] = new_share
-    new = _Entry(nodes, list(map(_generation_of, nodes)), shares, totals)
+    new = _Entry(nodes, gens, shares, totals)
     new.exact = False
     return new
 
