@@ -35,6 +35,7 @@ class Snapshot:
         "_change_log",
         "_change_log_floor",
         "image_names",
+        "_names",
     )
 
     def __init__(self) -> None:
@@ -58,6 +59,9 @@ class Snapshot:
         # The image names some node of the snapshot lists (the cache sets it at each update;
         # None: not known, e.g. a shared copy before its first update).
         self.image_names: Collection[str] | None = None
+        # (a node list, the names of its nodes in order) noted by the cache when it built
+        # that list: positions are built from the names (no NodeInfo touched).
+        self._names: tuple[list[NodeInfo], list[str]] | None = None
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -105,12 +109,22 @@ class Snapshot:
         pos = self._positions
         if pos is None:
             lst = self.node_info_list
-            pos = self._positions = dict(zip(map(_name, lst), range(len(lst)), strict=True))
+            names = self._names
+            if names is not None and names[0] is lst and len(names[1]) == len(lst):
+                pos = dict(zip(names[1], range(len(lst)), strict=True))
+            else:
+                pos = dict(zip(map(_name, lst), range(len(lst)), strict=True))
+            self._positions = pos
         return pos
 
     @positions.setter
     def positions(self, value: dict[str, int]) -> None:
         self._positions = value
+
+    def note_names(self, names: list[str]) -> None:
+        """The names of node_info_list's nodes, in order (the cache just built the list
+        from them; never changed afterwards)."""
+        self._names = (self.node_info_list, names)
 
     def rebuild_lists(
         self, removed: Sequence[NodeInfo] | None = None, affinity: bool = True,

@@ -209,6 +209,8 @@ def test_node_removals_keep_the_lists_a_recomputation_gives(family: str) -> None
             cache.update_snapshot(fresh)
             assert names(snap.list()) == names(fresh.list()) == cache.node_names(), path.name
             assert set(snap.node_info_map) == set(fresh.node_info_map), path.name
+            # (positions built from the names the cache noted for the list it built)
+            assert snap._names is not None and snap._names[0] is snap.node_info_list
             assert (snap.positions, snap.have_pods_with_affinity_node_info_list,
                     snap.have_pods_with_required_anti_affinity_node_info_list,
                     snap.used_pvc_set) == _reference_lists(snap), path.name

@@ -840,6 +840,7 @@ class Cache:
                         ni = node_map[name] = self._copy(self._nodes[name])
                     infos.append(ni)
             snapshot.node_info_list = infos
+            snapshot.note_names(names)
         if removal is not None:
             snapshot.rebuild_lists(*removal)
         else:

@@ -115,9 +115,10 @@ class PreScoreState:
         # NodeInfo generation -> what score_nodes reads of that node (see _score_key), kept
         # across cycles by the counter for the pod's namespace and constraints (None: none).
         self.score_keys: dict[int, Any] | None = None
-        # The filtered nodes (the list PreScore got) and what Score reads of each (see
-        # _score_key), when PreScore took them from ``score_keys`` (None: not taken).
-        self.readings: tuple[Sequence[NodeInfo], list[Any]] | None = None
+        # The filtered nodes (the list PreScore got), the identity of what Score reads of
+        # each (see _score_key) and those readings, each once (by identity), when PreScore
+        # took them from ``score_keys`` (None: not taken).
+        self.readings: tuple[Sequence[NodeInfo], list[int], list[Any]] | None = None
 
     def clone(self) -> PreScoreState:
         return self
@@ -246,7 +247,11 @@ def pre_score_state(
         # What init_pre_score_state notes, from the readings: each non-hostname value (""
         # without the label) in the order first seen, no node ignored.
         counts: list[dict[str, int]] = [{} for _ in constraints]
-        distinct = list(dict.fromkeys(keys))  # first-seen order
+        # The distinct readings in first-seen order, told apart by identity (int hashes):
+        # equal readings are mostly one object (_intern); two equal ones apart come out
+        # the same.
+        ids = list(map(id, keys))
+        distinct = list(dict(zip(ids, keys, strict=True)).values())
         weights: list[float] = []
         for i, c in enumerate(constraints):
             if c.topology_key == LABEL_HOSTNAME:
@@ -258,7 +263,7 @@ def pre_score_state(
                 m[v if v is not None else ""] = 0
             weights.append(topology_normalizing_weight(len(m)))
         s = PreScoreState(constraints, set(), counts, weights)
-        s.readings = (filtered_nodes, keys)
+        s.readings = (filtered_nodes, ids, distinct)
     s.node_shares = kept
     s.score_keys = table
     for counts_i, total in zip(s.tp_value_to_pod_counts, totals, strict=True):
@@ -280,8 +285,22 @@ def _readings(
             table.clear()
         for i, k in enumerate(keys):
             if k is None:
-                keys[i] = table[gens[i]] = _score_key(nodes[i], plan, kept, ns)
+                keys[i] = table[gens[i]] = _intern(_score_key(nodes[i], plan, kept, ns))
     return keys
+
+
+_INTERNED: dict[Any, Any] = {}
+
+
+def _intern(key: Any) -> Any:
+    """One object per distinct reading (the table is bounded; dropping it only means two
+    equal readings may be two objects)."""
+    got = _INTERNED.get(key)
+    if got is None:
+        if len(_INTERNED) >= _MAX_SCORE_KEYS:
+            _INTERNED.clear()
+        got = _INTERNED[key] = key
+    return got
 
 
 def count_domains(
@@ -427,9 +446,8 @@ def score_nodes(s: PreScoreState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[i
     readings = s.readings
     if readings is not None and readings[0] is nodes and not ignored:
         # PreScore read these very nodes (see pre_score_state).
-        keys = readings[1]
-        by_key = {k: _score_of_key(k, plan) for k in set(keys)}
-        return list(map(by_key.__getitem__, keys))
+        by_id = {id(k): _score_of_key(k, plan) for k in readings[2]}
+        return list(map(by_id.__getitem__, readings[1]))
     if table is not None and not ignored:
         # What each node's score reads (its values and hostname counts) is kept per NodeInfo
         # generation; the score is worked out once per distinct reading, as the loop below
