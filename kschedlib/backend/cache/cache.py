@@ -7,6 +7,7 @@ so ``update_snapshot`` copies only what changed since the snapshot was taken.
 from __future__ import annotations
 
 import time
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -829,7 +830,11 @@ class Cache:
             node_map = snapshot.node_info_map
             names = self._tree.list()
             try:
-                infos = list(map(node_map.__getitem__, names))
+                # (one C loop; itemgetter of one name gives the entry, not a tuple)
+                infos = (
+                    list(itemgetter(*names)(node_map)) if len(names) > 1
+                    else [node_map[name] for name in names]
+                )
             except KeyError:
                 removal = None  # an out-of-step snapshot: rebuild everything
                 infos = []
