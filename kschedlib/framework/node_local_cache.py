@@ -92,6 +92,8 @@ class PositionMarks:
         hit = dirty.intersection(range(start, min(end, n)))
         if end > n:
             hit.update(dirty.intersection(range(end - n)))
+        if len(hit) == count:  # the whole window (as after a reset): no sort needed
+            return list(range(count))
         return sorted((p - start) % n for p in hit)
 
     def _unchanged(self, start: int, lst: list[Any], seen: int) -> bool:
