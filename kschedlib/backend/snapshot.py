@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Collection, Iterable, Sequence
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
@@ -36,6 +36,7 @@ class Snapshot:
         "_change_log_floor",
         "image_names",
         "_names",
+        "_survivors",
     )
 
     def __init__(self) -> None:
@@ -62,6 +63,10 @@ class Snapshot:
         # (a node list, the names of its nodes in order) noted by the cache when it built
         # that list: positions are built from the names (no NodeInfo touched).
         self._names: tuple[list[NodeInfo], list[str]] | None = None
+        # (an earlier positions map, the node list, survivors_of's answer for them).
+        self._survivors: tuple[dict[str, int], list[NodeInfo], tuple[int, ...] | None] | None = (
+            None
+        )
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -120,6 +125,25 @@ class Snapshot:
     @positions.setter
     def positions(self, value: dict[str, int]) -> None:
         self._positions = value
+
+    def survivors_of(self, old: dict[str, int]) -> tuple[int, ...] | None:
+        """For each position of node_info_list, the index its node had in ``old``, the
+        positions map of an earlier node list of this snapshot, when every node listed was
+        listed there (nodes only went, at least two stay); None otherwise. The answer for
+        the last map asked is kept."""
+        lst = self.node_info_list
+        kept = self._survivors
+        if kept is not None and kept[0] is old and kept[1] is lst:
+            return kept[2]
+        now = self.positions
+        at: tuple[int, ...] | None = None
+        if 1 < len(now) <= len(old):
+            try:
+                at = itemgetter(*now)(old)  # (one C loop)
+            except KeyError:
+                at = None  # a node came
+        self._survivors = (old, lst, at)
+        return at
 
     def note_names(self, names: list[str]) -> None:
         """The names of node_info_list's nodes, in order (the cache just built the list

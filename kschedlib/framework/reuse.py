@@ -482,6 +482,18 @@ class _ScoreMarks(PositionMarks):
         self.gens: Any = array("q")
         self.names: list[str] = []
 
+    def _remap(self, pick: Callable[[Any], tuple[Any, ...]]) -> None:
+        n = len(self.values)
+        super()._remap(pick)
+        if len(self.gens) == n and len(self.names) == n:
+            self.gens = array("q", pick(self.gens))
+            self.names = list(pick(self.names))
+        else:  # not noted yet: _window_marks starts them over, every position dirty
+            self.gens = array("q")
+            self.names = []
+            self.dirty = set(range(len(self.values)))
+            self._wide = True
+
     def window_record(self, start: int, count: int) -> tuple[tuple[str, ...], bytes]:
         """The names and generations (``array("q")`` bytes) of the ``count`` nodes from
         position ``start`` in round-robin order (each written when its sum was noted)."""

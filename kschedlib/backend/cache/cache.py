@@ -165,7 +165,7 @@ COPIED_NODE_INFO_SLOTS = frozenset(
 )
 
 
-_MAX_GONE = 4096
+_MAX_GONE = 64
 """Removed node names a cache keeps as a hint for snapshots (then it starts over)."""
 
 
