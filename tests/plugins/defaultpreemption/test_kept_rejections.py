@@ -27,7 +27,7 @@ def _counting(sched: Scheduler, keep: bool) -> list[int]:
         used[0] += got is not None
         return got
 
-    algo._rejected_again = counted  # type: ignore[method-assign]
+    algo._rejected_again = counted  # type: ignore[method-assign,assignment]
     return used
 
 
