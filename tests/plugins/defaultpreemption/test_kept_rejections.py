@@ -1,6 +1,8 @@
 """The kept Filter pass that rejected every node (schedule_one._RejectedPass) decides as the
 usual pass does: random preemption workloads and one shaped like preemption-basic scheduled
-with and without it, every decision, victim, nomination and message compared."""
+with and without it, every decision, victim, nomination and message compared. Stored dry
+runs taken on trust (their nominated pods unchanged by the queue's log) are checked
+against the nominated pods a fresh lookup gives."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 
 from kschedlib import FakeClock, Node, Pod, Scheduler
+from kschedlib.plugins.defaultpreemption.dry_run_cache import DryRunMemo
 from kschedlib.schedule_one import SchedulingAlgorithm
 
 from .test_dry_run_cache import run as run_workload
@@ -96,3 +99,76 @@ def test_random_workloads_decide_as_the_usual_pass(w: dict[str, Any]) -> None:
     finally:
         SchedulingAlgorithm._rejected_again = original  # type: ignore[method-assign]
     assert run_workload(w, reuse=True) == plain
+
+
+# --- dry runs trusted by generation (DryRunMemo's nodes whose nominated pods are unchanged)
+
+
+class _CheckedNames(set):  # type: ignore[type-arg]
+    """The dry run's trusted node names; every trust is checked against the nominated pods
+    a fresh lookup gives the preemptor (what the stored outcome was computed with)."""
+
+    def __init__(self, base: set[str], table: Any, keyer: Any, nominated_at: Any) -> None:
+        super().__init__()
+        self.base, self.table, self.keyer, self.nominated_at = base, table, keyer, nominated_at
+        self.checked = 0
+        self.mismatches: list[str] = []
+
+    def __contains__(self, name: object) -> bool:
+        got = name in self.base
+        if got:
+            assert isinstance(name, str)
+            at = self.nominated_at
+            key = self.keyer(name) if at is None or at(name) else ()
+            self.checked += 1
+            if self.table[name][1] != key:
+                self.mismatches.append(name)
+        return got
+
+    def add(self, name: str) -> None:
+        self.base.add(name)
+
+
+class _CheckTrust:
+    def __init__(self) -> None:
+        self.checked = 0
+        self.mismatches: list[str] = []
+        self._saved = DryRunMemo.parts
+
+    def __enter__(self) -> _CheckTrust:
+        saved = self._saved
+
+        def parts(memo: DryRunMemo) -> Any:
+            got = saved(memo)
+            if got is None or got[3] is None:
+                return got
+            table, keyer, nominated_at, names = got
+            assert names is not None
+            checked = _CheckedNames(names, table, keyer, nominated_at)
+            self._sets.append(checked)
+            return table, keyer, nominated_at, checked
+
+        self._sets: list[_CheckedNames] = []
+        DryRunMemo.parts = parts  # type: ignore[method-assign,assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        DryRunMemo.parts = self._saved  # type: ignore[method-assign]
+        self.checked = sum(s.checked for s in self._sets)
+        self.mismatches = [m for s in self._sets for m in s.mismatches]
+
+
+def test_trusted_dry_runs_hold_in_preemption_basic_in_small() -> None:
+    with _CheckTrust() as check:
+        trusted, _ = _preemption_basic(True)
+    assert check.mismatches == []
+    assert check.checked > 100  # most stored outcomes were taken on trust
+    assert trusted == _preemption_basic(True)[0]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads())
+def test_trusted_dry_runs_hold_in_random_workloads(w: dict[str, Any]) -> None:
+    with _CheckTrust() as check:
+        run_workload(w, reuse=True)
+    assert check.mismatches == []
