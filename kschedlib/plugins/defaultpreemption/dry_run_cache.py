@@ -47,8 +47,11 @@ Outcome = tuple[list[Pod], int, "Status | None"]
 Stored = tuple[list[Pod], int, "Status | None", Any]
 """A stored outcome as find gives it back: victims, PDB violations, status, summary."""
 
-_Entry = tuple[int, tuple[Any, ...], tuple[tuple[Pod, ...], int, "Status | None"], Any]
-"""(NodeInfo generation, nominated key, (victims, PDB violations, status), summary)."""
+_Entry = tuple[
+    int, tuple[Any, ...], tuple[tuple[Pod, ...], int, "Status | None"], Any, "Status | None"
+]
+"""(NodeInfo generation, nominated key, (victims, PDB violations, status), summary, the
+status when it makes the node no candidate, else None)."""
 
 
 class _Table(dict[str, "_Entry"]):
@@ -222,6 +225,7 @@ class DryRunMemo:
             nominated,
             (tuple(victims), num_violations, status),
             summary,
+            status if status is not None and status.code != Code.Success else None,
         )
         plain = self._plain
         if plain is not None:

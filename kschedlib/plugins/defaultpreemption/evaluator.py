@@ -244,6 +244,10 @@ class Evaluator:
                 hit = False
                 if e is not None and e[0] == node.generation:
                     if name in plain:  # its nominated pods unchanged: the generation decides
+                        if e[4] is not None:  # stored as no candidate, with this status
+                            failed_names.append(name)
+                            failed_statuses.append(e[4])
+                            continue
                         hit = True
                     elif e[1] == (
                         keyer(name) if nominated_at is None or nominated_at(name) else ()
