@@ -327,6 +327,8 @@ class Rejections:
 
     nodes: list[NodeInfo]
     statuses: list[Status]
+    names: list[str] | None = None
+    """The nodes' names, when known without reading every NodeInfo."""
 
     def __len__(self) -> int:
         return len(self.statuses)
@@ -613,6 +615,8 @@ class _RejectedPass:
     nominated_table: dict[int, Any]
     priority: int
     statuses: list[Status]
+    names: list[str]
+    """The names of ``nodes``, in order."""
 
 
 class SchedulingAlgorithm:
@@ -818,7 +822,10 @@ class SchedulingAlgorithm:
                     self._keep_rejections(fwk, state, pod, nodes, start_at, filters, table, failed)
         if failed:
             if isinstance(failed, Rejections):
-                heads = statuses.set_all(map(_name, failed.nodes), failed.statuses)
+                names = failed.names
+                heads = statuses.set_all(
+                    map(_name, failed.nodes) if names is None else names, failed.statuses
+                )
             else:
                 heads = statuses.set_all(map(_first, failed), list(map(_second, failed)))
             add_status = diagnosis.add_plugin_status
@@ -859,7 +866,7 @@ class SchedulingAlgorithm:
         cut = (n - start_at) % n
         self._rejected_pass = _RejectedPass(
             snapshot, nodes, snapshot.generation, log, log.mark(), table, nominated_table,
-            pod_priority(pod), [*sts[cut:], *sts[:cut]],
+            pod_priority(pod), [*sts[cut:], *sts[:cut]], list(map(_name, nodes)),
         )
 
     def _rejected_again(
@@ -911,6 +918,8 @@ class SchedulingAlgorithm:
             for p in sorted(dirty, key=lambda p: (p - start_at) % n):  # in round-robin order
                 ni = nodes[p]
                 name = ni.name
+                if name != rec.names[p]:
+                    return None
                 st: Status | None
                 if name in nominated_names:
                     key = keyer(name)
@@ -931,8 +940,10 @@ class SchedulingAlgorithm:
         rec.statuses = statuses
         rec.seen = snapshot.generation
         rec.mark = log.mark()
+        names = rec.names
         return Rejections(
-            [*nodes[start_at:], *nodes[:start_at]], [*statuses[start_at:], *statuses[:start_at]]
+            [*nodes[start_at:], *nodes[:start_at]], [*statuses[start_at:], *statuses[:start_at]],
+            [*names[start_at:], *names[:start_at]],
         )
 
     def find_nodes_that_pass_extenders(
