@@ -87,7 +87,7 @@ def test_preemption_basic_in_small_decides_as_the_usual_pass() -> None:
     assert any(msg.startswith("0/24 nodes are available") for _, _, _, msg, _, _ in kept)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads())
 def test_random_workloads_decide_as_the_usual_pass(w: dict[str, Any]) -> None:
     original = SchedulingAlgorithm._rejected_again
@@ -166,7 +166,7 @@ def test_trusted_dry_runs_hold_in_preemption_basic_in_small() -> None:
     assert trusted == _preemption_basic(True)[0]
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads())
 def test_trusted_dry_runs_hold_in_random_workloads(w: dict[str, Any]) -> None:
     with _CheckTrust() as check:
