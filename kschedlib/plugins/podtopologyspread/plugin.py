@@ -98,8 +98,8 @@ class PodTopologySpread:
     def build_default_constraints(self, pod: Pod, action: str) -> list[SpreadConstraint]:
         """The default constraints for ``action`` with the pod's Services' and controllers'
         selector; none when nothing selects the pod."""
-        if not self.default_constraints:
-            return []
+        if not any(c.when_unsatisfiable == action for c in self.default_constraints):
+            return []  # none for this action (PreFilter with the System defaults)
         # The selector first: with none (the common case of a pod no Service or controller
         # selects) the constraints need not be compiled; both are pure lookups.
         selector = default_selector(pod, self._handle.objects)
