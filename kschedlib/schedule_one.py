@@ -304,7 +304,16 @@ def _window_fits(
     n = len(nodes)
     get = table.get
     offsets = marks.dirty_offsets(start_at, count)
-    if not offsets:
+    if len(offsets) <= 8:  # the usual few: one step each
+        for o in offsets:
+            p = (start_at + o) % n
+            ni = nodes[p]
+            st = get(ni.generation, _MISSING)
+            if st is _MISSING:
+                st = _run_and_store(run, state, pod, ni, filters, table)
+            if st is not None:
+                return False  # a rejection (or an error): the general loop decides
+            dirty.discard(p)
         return True
     ps = [(start_at + o) % n for o in offsets]
     # The stored verdicts first, at C speed (generations are unique per NodeInfo content,
