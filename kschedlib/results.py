@@ -184,20 +184,40 @@ class Deferred:
         raise NotImplementedError
 
 
+LAZY = object()
+"""The first item of a lazy record: a plain tuple that a deferred slot builds its value from
+through the builder ``kschedlib.explain`` registers (a tuple of immutable things only, that
+the garbage collector stops tracking)."""
+
+_lazy_builders: list[Callable[[str, tuple[Any, ...]], Any]] = []
+
+
+def register_lazy_builder(build: Callable[[str, tuple[Any, ...]], Any]) -> None:
+    """Set what builds a field's value (``feasible``, ``scores``) from a lazy record."""
+    _lazy_builders[:] = [build]
+
+
 class _DeferredSlot:
-    """An attrs slot whose stored value may be a :class:`Deferred`: built on first read and
-    stored in its place, so every reader (``==``, ``to_dict``, pickling) sees the value."""
+    """An attrs slot whose stored value may be a lazy record (see ``LAZY``) or, with
+    ``deferred``, a :class:`Deferred`: built on first read and stored in its place, so every
+    reader (``==``, ``to_dict``, pickling) sees the value."""
 
-    __slots__ = ("slot",)
+    __slots__ = ("slot", "name", "deferred")
 
-    def __init__(self, slot: Any) -> None:
+    def __init__(self, slot: Any, name: str, deferred: bool) -> None:
         self.slot = slot
+        self.name = name
+        self.deferred = deferred
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         if obj is None:
             return self
         value = self.slot.__get__(obj, owner)
-        if isinstance(value, Deferred):
+        if type(value) is tuple:
+            if value and value[0] is LAZY:
+                value = _lazy_builders[0](self.name, value)
+                self.slot.__set__(obj, value)
+        elif self.deferred and isinstance(value, Deferred):
             value = value.build()
             self.slot.__set__(obj, value)
         return value
@@ -213,8 +233,10 @@ class _DeferredSlot:
         return self.slot.__get__(obj, type(obj))
 
 
-FEASIBLE_SLOT = _DeferredSlot(Explanation.__dict__["feasible"])
+FEASIBLE_SLOT = _DeferredSlot(Explanation.__dict__["feasible"], "feasible", True)
 setattr(Explanation, "feasible", FEASIBLE_SLOT)  # noqa: B010 - a descriptor over the slot
+SCORES_SLOT = _DeferredSlot(Explanation.__dict__["scores"], "scores", False)
+setattr(Explanation, "scores", SCORES_SLOT)  # noqa: B010 - a descriptor over the slot
 
 
 def _verdict(v: NodeVerdict) -> dict[str, Any]:

@@ -50,13 +50,19 @@ class ScoreBreakdown:
     offset: int = 0
     """A score common to every node that the cycle's totals leave out (relative totals)."""
     names: tuple[str, ...] | None = None
-    """The nodes' names (read with their generations, while they are at hand)."""
+    """The nodes' names, when the cycle had them at hand (else see ``window`` and ``kept``)."""
     gens: bytes = b""
     """With ``kept``: each node's NodeInfo generation (``array("q")`` bytes); ``rows`` is then
     empty."""
     kept: dict[int, tuple[str, tuple[int, ...]]] | None = None
     """generation -> (node name, row of the ``row_plugins``' scores): the folded path's
     table, whose entries never change (see NodeLocalCache.generation_table)."""
+    window: tuple[str, ...] | None = None
+    """The names of the snapshot's node list when the nodes are its round-robin run from
+    position ``start`` (an immutable tuple shared by every cycle over that list)."""
+    start: int = 0
+    at: int | None = None
+    """The selected node's index, when the cycle knows it."""
 
     def resolved(self) -> ScoreBreakdown:
         """The same breakdown with ``rows`` read from ``kept``."""
@@ -281,8 +287,6 @@ class ResultReuse:
                 totals[o] = table.get(nodes[o].generation)
         else:
             gens = [ni.generation for ni in nodes]  # (faster than attrgetter in map)
-            if breakdown is not None:  # for explanations, while the NodeInfos are at hand
-                breakdown.names = tuple([ni.name for ni in nodes])
             totals = list(map(table.get, gens))
         if None in totals:
             missing = (
@@ -307,14 +311,16 @@ class ResultReuse:
                 kept[gen] = (nodes[i].name, tuple(raw[:nf]))
                 if any(raw[nf:]):
                     side[gen] = tuple(raw[nf:])
-        # An explanation reads the rows (and node names) from ``kept`` when asked: every node
-        # has its entry there (written with its total; pruned only once its generation is
-        # gone, and generations never come back), and entries never change.
+        # An explanation reads the rows (and, off the marks path, the node names) from
+        # ``kept`` when asked: every node has its entry there (written with its total; pruned
+        # only once its generation is gone, and generations never come back), and entries
+        # never change.
         rows: list[Any] | None = None
         if marks is not None:
             rows = _settle_window(marks, start, offsets, nodes, totals, side, len(normalized))
             if breakdown is not None:  # by position, at C speed: no NodeInfo is touched
-                breakdown.names, window_gens = marks.window_record(start, len(nodes))
+                breakdown.window, window_gens = marks.window_record(start, len(nodes))
+                breakdown.start = start
         elif normalized and side:
             rows = list(map(side.get, gens, repeat((0,) * len(normalized))))
         record = ScoreBreakdown([], {}, {}, {}) if breakdown is not None else None
@@ -351,8 +357,8 @@ class ResultReuse:
             names = tuple([pl.name for pl in self.score_plugins if pl.name not in skip])
             breakdown.plugins = names
             breakdown.weights = {n: weights[n] for n in names}
-            breakdown.raw = _shared_columns(record.raw)
-            breakdown.normalized = _shared_columns(record.normalized)
+            breakdown.raw = record.raw
+            breakdown.normalized = record.normalized
             # Tuples and bytes: what an explanation keeps is immutable and left alone by the
             # garbage collector.
             breakdown.row_plugins = tuple([pl.name for pl in folded])
@@ -462,38 +468,47 @@ def uniform_column(value: int, n: int) -> tuple[int, ...]:
     return col
 
 
-def _shared_columns(cols: dict[str, Sequence[int]]) -> dict[str, Sequence[int]]:
-    """``cols`` with each column of one score on every node replaced by the shared one."""
-    for name, col in cols.items():
-        n = len(col)
-        if n and isinstance(col, tuple) and col.count(col[0]) == n:
-            cols[name] = uniform_column(col[0], n)
-    return cols
+def is_uniform_column(col: Sequence[int]) -> bool:
+    """Whether ``col`` is a shared column of :func:`uniform_column`."""
+    return bool(col) and _UNIFORM.get((col[0], len(col))) is col
+
+
+def column(vals: list[int]) -> tuple[int, ...]:
+    """``tuple(vals)``, or the shared column when every value is the same."""
+    n = len(vals)
+    if n and vals.count(vals[0]) == n:
+        return uniform_column(vals[0], n)
+    return tuple(vals)
 
 
 class _ScoreMarks(PositionMarks):
-    """PositionMarks of the folded score sums that also note, per position, the generation
-    and name of the node whose sum is noted (what an explanation reads by position)."""
+    """PositionMarks of the folded score sums that also note, per position, the generation of
+    the node whose sum is noted, and the names of the node list (what an explanation reads by
+    position)."""
 
-    __slots__ = ("gens", "names")
+    __slots__ = ("gens", "names", "_names_of")
 
     def __init__(self) -> None:
         super().__init__()
         self.gens: Any = array("q")
-        self.names: list[str] = []
+        self.names: tuple[str, ...] = ()
+        """The names of the node list ``_names_of`` (in its order; taken when first asked)."""
+        self._names_of: Any = None
 
     def window_record(self, start: int, count: int) -> tuple[tuple[str, ...], bytes]:
-        """The names and generations (``array("q")`` bytes) of the ``count`` nodes from
+        """The names of the node list (one tuple per list: never changed, read by position
+        from ``start``) and the generations (``array("q")`` bytes) of the ``count`` nodes from
         position ``start`` in round-robin order (each written when its sum was noted)."""
-        gens, names = self.gens, self.names
+        nodes = self.nodes
+        if self._names_of is not nodes:  # once per node list (its entries keep their names)
+            self.names = tuple(map(_NAME, nodes))
+            self._names_of = nodes
+        gens = self.gens
         end = start + count
-        n = len(names)
+        n = len(gens)
         if end <= n:
-            return tuple(names[start:end]), gens[start:end].tobytes()
-        return (
-            (*names[start:], *names[: end - n]),
-            gens[start:].tobytes() + gens[: end - n].tobytes(),
-        )
+            return self.names, gens[start:end].tobytes()
+        return self.names, gens[start:].tobytes() + gens[: end - n].tobytes()
 
 
 def _window_marks(
@@ -517,7 +532,6 @@ def _window_marks(
         return None, 0
     if len(marks.gens) != len(marks.values):  # (a reset marks every position dirty)
         marks.gens = array("q", bytes(len(marks.values.tobytes())))
-        marks.names = [""] * len(marks.values)
     return marks, start
 
 
@@ -537,14 +551,12 @@ def _settle_window(
     extra = marks.extra
     dirty = marks.dirty
     gens = marks.gens
-    names = marks.names
     n = len(vals)
     get = side.get
     for o in offsets:
         p = (start + o) % n
         ni = nodes[o]
         gens[p] = ni.generation
-        names[p] = ni.name
         try:
             vals[p] = totals[o]
         except OverflowError:  # a sum beyond 64 bits: left dirty (looked up by generation)
