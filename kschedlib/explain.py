@@ -6,7 +6,7 @@ from array import array
 from collections.abc import Mapping, Sequence
 from heapq import nlargest, nsmallest
 from itertools import compress, repeat
-from operator import add, eq, gt
+from operator import add, eq, gt, mul
 from struct import unpack_from
 from typing import Any, TypeVar
 
@@ -25,6 +25,7 @@ from kschedlib.results import (
     NodeScoreDetail,
     NodeVerdict,
     PluginScoreDetail,
+    new_explanation,
     register_lazy_builder,
 )
 from kschedlib.schedule_one import ScheduleResult
@@ -158,18 +159,19 @@ def _sub_parts(p: _Parts, kept: _Kept | None, idx: Sequence[int]) -> _Parts:
     )
 
 
-# Lazy records (plain tuples of immutable things, see results.LAZY), built when read; the
-# feasible names and the scores of an explanation are built from the same record:
-#   (LAZY, "rec", window, start, count, static, gens, kept, at, selected): an attempt on the
+# Lazy records (plain tuples of immutable things, see results.LAZY), built when read with
+# the Explanation's ``_kept`` (the folded score path's table); the feasible names and the
+# scores of an explanation are built from the same record:
+#   (LAZY, "rec", window, start, count, static, gens, at, selected): an attempt on the
 #       folded score path as the cycle left it (the totals are the weighted sums of the
 #       normalized scores, as the cycle added them up);
-#   (LAZY, "sel", window, start, count, gens, kept, name, total, static, row, selected): its
+#   (LAZY, "sel", window, start, count, gens, name, total, static, row, selected): its
 #       selected node's scores alone (``static`` with one-value columns, ``row`` its row).
 
 
-def _build_lazy(field: str, rec: tuple[Any, ...]) -> Any:
+def _build_lazy(field: str, rec: tuple[Any, ...], kept: _Kept | None) -> Any:
     if rec[1] == "sel":
-        _, _, window, start, count, gens, kept, name, total, static, row, selected = rec
+        _, _, window, start, count, gens, name, total, static, row, selected = rec
         if field == "feasible":
             return tuple(sorted(_window_names(window, start, count, gens, kept)))
         if name is None:
@@ -177,7 +179,7 @@ def _build_lazy(field: str, rec: tuple[Any, ...]) -> Any:
         return ScoreView(
             (name,), (total,), 0, (*static, (row,), b""), None, None, None, selected
         )
-    _, _, window, start, count, static, gens, kept, at, selected = rec
+    _, _, window, start, count, static, gens, at, selected = rec
     names = _window_names(window, start, count, gens, kept)
     if field == "feasible":
         return tuple(sorted(names))
@@ -190,28 +192,35 @@ register_lazy_builder(_build_lazy)
 
 
 def _is_record(value: object, kind: str) -> bool:
-    return type(value) is tuple and len(value) > 1 and value[0] is LAZY and value[1] == kind
+    return type(value) is tuple and len(value) > 1 and value[0] == LAZY and value[1] == kind
 
 
-def _selected_record(rec: tuple[Any, ...]) -> tuple[Any, ...]:
+_ONE_NODE: dict[int, tuple[_Static, tuple[Any, ...], int, tuple[int, ...]]] = {}
+"""id(static) -> (static, its one-node static, the columns' weighted sum, the row plugins'
+weights), for statics whose columns each hold one score on every node."""
+
+
+def _selected_record(rec: tuple[Any, ...], kept: _Kept) -> tuple[Any, ...]:
     """The "sel" record of a "rec" record (the selected node's scores, the feasible names)."""
-    _, _, window, start, count, static, gens, kept, at, selected = rec
+    _, _, window, start, count, static, gens, at, selected = rec
     if at is None and selected is not None:
         names = _window_names(window, start, count, gens, kept)
         at = names.index(selected) if selected in names else None
     plugins, weights, raw, normalized, row_plugins = static
-    names_gens, names_kept = (b"", None) if window is not None else (gens, kept)
+    names_gens = b"" if window is not None else gens
     sub: tuple[Any, ...]
     if at is None:
         sub = _shared((
             plugins, weights, tuple([(p, ()) for p, _ in raw]),
             tuple([(p, ()) for p, _ in normalized]), row_plugins,
         ))
-        return (
-            LAZY, "sel", window, start, count, names_gens, names_kept, None, 0, sub, (),
-            selected,
-        )
+        return (LAZY, "sel", window, start, count, names_gens, None, 0, sub, (), selected)
     name, row = kept[unpack_from("q", gens, 8 * at)[0]]
+    one = _ONE_NODE.get(id(static))
+    if one is not None and one[0] is static:  # every column holds one score on every node
+        _, sub, base, row_weights = one
+        total = base + sum(map(mul, row, row_weights))
+        return (LAZY, "sel", window, start, count, names_gens, name, total, sub, row, selected)
     sub = _shared((
         plugins, weights, tuple([(p, (col[at],)) for p, col in raw]),
         tuple([(p, (col[at],)) for p, col in normalized]), row_plugins,
@@ -221,10 +230,15 @@ def _selected_record(rec: tuple[Any, ...]) -> tuple[Any, ...]:
     for p, w in weights:  # (in ``plugins`` order) as ScoreView adds them up
         col = by_plugin.get(p)
         total += w * (col[at] if col is not None else row[row_plugins.index(p)])
-    return (
-        LAZY, "sel", window, start, count, names_gens, names_kept, name, total, sub, row,
-        selected,
-    )
+    if all(map(is_uniform_column, by_plugin.values())) and all(
+        is_uniform_column(col) for _, col in raw
+    ):  # the same for every node of every attempt with these columns: kept for them
+        w_of = dict(weights)
+        base = sum(w_of[p] * col[0] for p, col in normalized)
+        if len(_ONE_NODE) >= 256:
+            _ONE_NODE.clear()
+        _ONE_NODE[id(static)] = (static, sub, base, tuple([w_of[p] for p in row_plugins]))
+    return (LAZY, "sel", window, start, count, names_gens, name, total, sub, row, selected)
 
 
 def _breakdown(p: _Parts, kept: dict[int, tuple[str, tuple[int, ...]]] | None) -> ScoreBreakdown:
@@ -569,6 +583,7 @@ class Explanations(SchedulerBase):
         feasible: tuple[str, ...] | Deferred = ()
         selected = None
         fast = False
+        kept = None
         if result is not None:
             selected = result.suggested_host or None
             fast = result.nominated_fast_path
@@ -582,9 +597,10 @@ class Explanations(SchedulerBase):
                 # The folded score path's references, in one plain tuple (nothing per node is
                 # read: the names come from the node list's names or from ``kept``).
                 rec = (
-                    LAZY, "rec", b.window, b.start, len(totals), _static(b), b.gens, b.kept,
-                    b.at, selected,
+                    LAZY, "rec", b.window, b.start, len(totals), _static(b), b.gens, b.at,
+                    selected,
                 )
+                kept = b.kept
                 scores = rec  # type: ignore[assignment]
                 feasible = rec  # type: ignore[assignment]
             elif top is not None:
@@ -609,13 +625,12 @@ class Explanations(SchedulerBase):
                 names = tuple([ni.name for ni in result.feasible])
                 feasible = _Sorted(names)
         batch = self._batch
-        exp = Explanation(
-            pod.key, fwk.profile_name, pre, rejected, feasible, scores,  # type: ignore[arg-type]
-            selected, fast, d.post_filter_msg,
-            batch.outcome if batch else None,
-            (batch.hint or None) if batch else None,
-        )
         key = pod.key
+        exp = new_explanation(
+            key, fwk.profile_name, pre, rejected, feasible, scores, selected, fast,
+            d.post_filter_msg, batch.outcome if batch else None,
+            (batch.hint or None) if batch else None, kept,
+        )
         self.explanations[key] = exp
         keys = self._explain_keys
         if keys is not None and key in keys:
@@ -662,14 +677,14 @@ def summarised(exp: Explanation, top: int | None) -> Explanation:
     is unchanged."""
     raw = SCORES_SLOT.raw(exp)
     if top is None and _is_record(raw, "rec"):  # the selected node's scores, as plain data
-        record = _selected_record(raw)
+        kept = exp._kept
+        record = _selected_record(raw, kept)
         names = FEASIBLE_SLOT.raw(exp)
-        return Explanation(
+        return new_explanation(
             exp.pod, exp.profile, exp.pre_filter, exp.rejected,
-            record if names is raw else names,
-            record,  # type: ignore[arg-type]
-            exp.selected, exp.nominated_fast_path, exp.post_filter_message, exp.batch,
-            exp.batch_hint,
+            record if names is raw else names, record, exp.selected, exp.nominated_fast_path,
+            exp.post_filter_message, exp.batch, exp.batch_hint,
+            kept if raw[2] is None and names is raw else None,
         )
     scores = exp.scores
     view: Mapping[str, NodeScoreDetail]
@@ -712,7 +727,7 @@ def score_rows(exp: Explanation) -> list[ScoreRow]:
 def feasible_count(exp: Explanation) -> int:
     """``len(exp.feasible)`` without building the sorted names."""
     raw = FEASIBLE_SLOT.raw(exp)
-    if type(raw) is tuple and raw and raw[0] is LAZY:
+    if type(raw) is tuple and raw and raw[0] == LAZY:
         return int(raw[4])
     if isinstance(raw, ScoreView):
         return len(raw.node_names())
