@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from kschedlib.api.pod import Pod
 from kschedlib.framework.diagnosis import Diagnosis
-from kschedlib.framework.reuse import ScoreBreakdown, is_uniform_column
+from kschedlib.framework.reuse import ScoreBreakdown, gens_from_log, is_uniform_column
 from kschedlib.framework.runtime import Framework
 from kschedlib.plugins.gangscheduling import MSG_WAITING_AT_PERMIT
 from kschedlib.results import (
@@ -113,7 +113,7 @@ def _static(b: ScoreBreakdown) -> _Static:
 
 
 def _parts(b: ScoreBreakdown) -> _Parts:
-    return (*_static(b), tuple(b.rows), b.gens)
+    return (*_static(b), tuple(b.rows), b.window_gens())
 
 
 _Kept = dict[int, tuple[str, tuple[int, ...]]]
@@ -136,9 +136,10 @@ def _result_names(result: ScheduleResult) -> tuple[str, ...]:
     """The feasible nodes' names, in scoring order, from what the cycle recorded."""
     b = result.breakdown
     if b is not None:
-        if b.window is not None or (b.kept is not None and b.gens):
-            count = len(b.gens) // 8
-            return _window_names(b.window, b.start, count, b.gens, b.kept)
+        if b.window is not None:
+            return _window_names(b.window, b.start, b.count, b"", None)
+        if b.kept is not None and b.gens:
+            return _window_names(None, 0, len(b.gens) // 8, b.gens, b.kept)
         if b.names is not None:
             return b.names
     return tuple([ni.name for ni in result.feasible])
@@ -162,9 +163,10 @@ def _sub_parts(p: _Parts, kept: _Kept | None, idx: Sequence[int]) -> _Parts:
 # Lazy records (plain tuples of immutable things, see results.LAZY), built when read with
 # the Explanation's ``_kept`` (the folded score path's table); the feasible names and the
 # scores of an explanation are built from the same record:
-#   (LAZY, "rec", window, start, count, static, gens, at, selected): an attempt on the
-#       folded score path as the cycle left it (the totals are the weighted sums of the
-#       normalized scores, as the cycle added them up);
+#   (LAZY, "rec", window, start, count, static, gens, at, selected, gen_at): an attempt on
+#       the folded score path as the cycle left it (``gens`` as bytes or as the marks'
+#       (base, log, length); ``gen_at`` the selected node's generation; the totals are the
+#       weighted sums of the normalized scores, as the cycle added them up);
 #   (LAZY, "sel", window, start, count, gens, name, total, static, row, selected): its
 #       selected node's scores alone (``static`` with one-value columns, ``row`` its row).
 
@@ -179,10 +181,14 @@ def _build_lazy(field: str, rec: tuple[Any, ...], kept: _Kept | None) -> Any:
         return ScoreView(
             (name,), (total,), 0, (*static, (row,), b""), None, None, None, selected
         )
-    _, _, window, start, count, static, gens, at, selected = rec
-    names = _window_names(window, start, count, gens, kept)
+    _, _, window, start, count, static, gens, at, selected, _ = rec
+    names = _window_names(window, start, count, b"", kept) if window is not None else (
+        _window_names(None, 0, count, gens, kept)
+    )
     if field == "feasible":
         return tuple(sorted(names))
+    if type(gens) is tuple:
+        gens = gens_from_log(gens, start, len(gens[0]) // 8, count)
     view = ScoreView(names, None, 0, (*static, (), gens), kept, None, None, selected)
     view.at = at
     return view
@@ -202,9 +208,9 @@ weights), for statics whose columns each hold one score on every node."""
 
 def _selected_record(rec: tuple[Any, ...], kept: _Kept) -> tuple[Any, ...]:
     """The "sel" record of a "rec" record (the selected node's scores, the feasible names)."""
-    _, _, window, start, count, static, gens, at, selected = rec
+    _, _, window, start, count, static, gens, at, selected, gen_at = rec
     if at is None and selected is not None:
-        names = _window_names(window, start, count, gens, kept)
+        names = _window_names(window, start, count, gens if window is None else b"", kept)
         at = names.index(selected) if selected in names else None
     plugins, weights, raw, normalized, row_plugins = static
     names_gens = b"" if window is not None else gens
@@ -215,7 +221,11 @@ def _selected_record(rec: tuple[Any, ...], kept: _Kept) -> tuple[Any, ...]:
             tuple([(p, ()) for p, _ in normalized]), row_plugins,
         ))
         return (LAZY, "sel", window, start, count, names_gens, None, 0, sub, (), selected)
-    name, row = kept[unpack_from("q", gens, 8 * at)[0]]
+    if gen_at is None:
+        if type(gens) is tuple:
+            gens = gens_from_log(gens, start, len(gens[0]) // 8, count)
+        gen_at = unpack_from("q", gens, 8 * at)[0]
+    name, row = kept[gen_at]
     one = _ONE_NODE.get(id(static))
     if one is not None and one[0] is static:  # every column holds one score on every node
         _, sub, base, row_weights = one
@@ -329,11 +339,9 @@ class ScoreView(LazyScores, Deferred):
         idx = _top_score_indices(names, totals, top, selected)
         parts: _Parts | None = None
         if b is not None:
-            kept, gens = b.kept, b.gens
+            kept = b.kept
             if kept is not None:
-                rows: Sequence[tuple[int, ...]] = tuple(
-                    [kept[unpack_from("q", gens, 8 * i)[0]][1] for i in idx]
-                )
+                rows: Sequence[tuple[int, ...]] = tuple([kept[b.gen_at(i)][1] for i in idx])
             else:
                 rows = tuple([b.rows[i] for i in idx]) if b.rows else ()
             parts = (
@@ -596,9 +604,10 @@ class Explanations(SchedulerBase):
             if top is None and b is not None and totals is not None and b.kept is not None:
                 # The folded score path's references, in one plain tuple (nothing per node is
                 # read: the names come from the node list's names or from ``kept``).
+                at = b.at
                 rec = (
-                    LAZY, "rec", b.window, b.start, len(totals), _static(b), b.gens, b.at,
-                    selected,
+                    LAZY, "rec", b.window, b.start, len(totals), _static(b),
+                    b.gens_log or b.gens, at, selected, None if at is None else b.gen_at(at),
                 )
                 kept = b.kept
                 scores = rec  # type: ignore[assignment]

@@ -104,9 +104,9 @@ def test_the_marks_path_records_explanations() -> None:
     calls: list[int] = []
     record = reuse._ScoreMarks.window_record
 
-    def counted(self: Any, start: int, count: int) -> Any:
-        calls.append(count)
-        return record(self, start, count)
+    def counted(self: Any) -> Any:
+        calls.append(len(self.names))
+        return record(self)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(reuse._ScoreMarks, "window_record", counted)
@@ -182,3 +182,21 @@ def test_a_recorded_attempt_leaves_nothing_for_the_collector_to_follow() -> None
     assert a.scores[ra.node] == full.scores[ra.node]
     assert pickle.loads(pickle.dumps(full)) == full and copy.deepcopy(full) == full
     assert copy.deepcopy(a) == a and not hasattr(copy.copy(a), "x")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(OPS)
+def test_generations_read_through_a_short_change_log(ops: list[tuple[str, int]]) -> None:
+    # An explanation keeps the marks' base copy of the generations and a prefix of their
+    # change log; a new base is taken when the log is long (here after two changes).
+    want, _ = _drive(ops, eager=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(reuse, "_LOG_LIMIT", 32)
+        lazy, _ = _drive(ops, eager=False)
+        _, bounded = _drive(ops, eager=False, explain_full_pods=1)
+    assert _as_dicts(lazy) == want
+    _, full = _drive(ops, eager=False, explain_full_pods=None)
+    got = {k: e.to_dict() for k, e in bounded.explanations.items()}
+    for key, w in ((k, e.to_dict()) for k, e in full.explanations.items()):
+        assert got[key]["scores"] == {n: w["scores"][n] for n in got[key]["scores"]}
+        assert got[key]["feasible"] == w["feasible"]

@@ -8,6 +8,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import add, attrgetter, itemgetter
+from struct import Struct, unpack_from
 from typing import Any
 
 import attrs
@@ -63,6 +64,27 @@ class ScoreBreakdown:
     start: int = 0
     at: int | None = None
     """The selected node's index, when the cycle knows it."""
+    gens_log: tuple[bytes, bytearray, int] | None = None
+    """On the marks path, instead of ``gens``: (base, log, length), the marks' generations
+    at some earlier cycle and the first ``length`` bytes of their log of (position,
+    generation) changes since (append-only: that prefix never changes); see window_gens."""
+    live_gens: Any = None
+    """The marks' generations by position during the cycle (``gen_at`` reads them)."""
+    count: int = 0
+    """How many nodes were scored (with ``gens_log``)."""
+
+    def window_gens(self) -> bytes:
+        """``gens``, from ``gens_log`` when the marks path recorded that instead."""
+        if self.gens or self.gens_log is None:
+            return self.gens
+        return gens_from_log(self.gens_log, self.start, len(self.gens_log[0]) // 8, self.count)
+
+    def gen_at(self, i: int) -> int:
+        """The generation of the ``i``-th scored node (during the cycle, or from ``gens``)."""
+        live = self.live_gens
+        if live is not None:
+            return int(live[(self.start + i) % len(live)])
+        return int(unpack_from("q", self.window_gens(), 8 * i)[0])
 
     def resolved(self) -> ScoreBreakdown:
         """The same breakdown with ``rows`` read from ``kept``."""
@@ -272,7 +294,6 @@ class ResultReuse:
         marks, start = _window_marks(table, self.snapshot_shared_lister(), nodes, breakdown)
         offsets: list[int] = []
         gens: list[int] = []
-        window_gens: bytes | None = None
         if marks is not None:
             # ``nodes`` is a round-robin window of the snapshot's node list: the stored sums of
             # the nodes unchanged since they were last scored are read by position (no
@@ -318,9 +339,11 @@ class ResultReuse:
         rows: list[Any] | None = None
         if marks is not None:
             rows = _settle_window(marks, start, offsets, nodes, totals, side, len(normalized))
-            if breakdown is not None:  # by position, at C speed: no NodeInfo is touched
-                breakdown.window, window_gens = marks.window_record(start, len(nodes))
+            if breakdown is not None:  # by position: no NodeInfo is touched, nothing copied
+                breakdown.window, breakdown.gens_log = marks.window_record()
                 breakdown.start = start
+                breakdown.count = len(nodes)
+                breakdown.live_gens = marks.gens
         elif normalized and side:
             rows = list(map(side.get, gens, repeat((0,) * len(normalized))))
         record = ScoreBreakdown([], {}, {}, {}) if breakdown is not None else None
@@ -363,9 +386,7 @@ class ResultReuse:
             # garbage collector.
             breakdown.row_plugins = tuple([pl.name for pl in folded])
             breakdown.rows = ()
-            breakdown.gens = window_gens if window_gens is not None else array(
-                "q", gens
-            ).tobytes()
+            breakdown.gens = b"" if marks is not None else array("q", gens).tobytes()
             breakdown.kept = kept
             breakdown.offset = offset if relative else 0
         return totals, None
@@ -481,12 +502,18 @@ def column(vals: list[int]) -> tuple[int, ...]:
     return tuple(vals)
 
 
+_LOG_LIMIT = 32768
+"""Bytes of a _ScoreMarks log (16 per change) before a new base is taken."""
+_CHANGE = Struct("qq")
+
+
 class _ScoreMarks(PositionMarks):
     """PositionMarks of the folded score sums that also note, per position, the generation of
-    the node whose sum is noted, and the names of the node list (what an explanation reads by
-    position)."""
+    the node whose sum is noted, the names of the node list, and (once an explanation asked)
+    a base copy of the generations with an append-only log of their changes since: what an
+    explanation keeps to read its nodes' generations later, without copying them."""
 
-    __slots__ = ("gens", "names", "_names_of")
+    __slots__ = ("gens", "names", "_names_of", "base", "log", "logging")
 
     def __init__(self) -> None:
         super().__init__()
@@ -494,21 +521,43 @@ class _ScoreMarks(PositionMarks):
         self.names: tuple[str, ...] = ()
         """The names of the node list ``_names_of`` (in its order; taken when first asked)."""
         self._names_of: Any = None
+        self.base = b""
+        self.log = bytearray()
+        self.logging = False
 
-    def window_record(self, start: int, count: int) -> tuple[tuple[str, ...], bytes]:
-        """The names of the node list (one tuple per list: never changed, read by position
-        from ``start``) and the generations (``array("q")`` bytes) of the ``count`` nodes from
-        position ``start`` in round-robin order (each written when its sum was noted)."""
+    def window_record(self) -> tuple[tuple[str, ...], tuple[bytes, bytearray, int]]:
+        """The names of the node list (one tuple per list: never changed, read by position)
+        and (base, log, length): the generations by position as ``base`` with the first
+        ``length`` bytes of ``log`` applied (see gens_from_log; plain bytes, nothing for the
+        garbage collector to follow)."""
         nodes = self.nodes
         if self._names_of is not nodes:  # once per node list (its entries keep their names)
             self.names = tuple(map(_NAME, nodes))
             self._names_of = nodes
-        gens = self.gens
-        end = start + count
-        n = len(gens)
-        if end <= n:
-            return self.names, gens[start:end].tobytes()
-        return self.names, gens[start:].tobytes() + gens[: end - n].tobytes()
+        if not self.logging or len(self.log) >= _LOG_LIMIT:
+            self.base = self.gens.tobytes()
+            self.log = bytearray()  # (a new one: the old one's entries never change)
+            self.logging = True
+        return self.names, (self.base, self.log, len(self.log))
+
+
+def gens_from_log(gens_log: tuple[bytes, bytearray, int], start: int, n: int, count: int) -> bytes:
+    """The generations (``array("q")`` bytes) of the ``count`` positions from ``start`` in
+    round-robin order over ``n`` positions, from a (base, log, length) record."""
+    base, log, length = gens_log
+    end = start + count
+    changes = array("q", bytes(log[:length]))
+    out = array("q")
+    if end <= n:
+        out.frombytes(base[8 * start: 8 * end])
+    else:
+        out.frombytes(base[8 * start:])
+        out.frombytes(base[: 8 * (end - n)])
+    for k in range(0, len(changes), 2):
+        o = (changes[k] - start) % n
+        if o < count:
+            out[o] = changes[k + 1]
+    return out.tobytes()
 
 
 def _window_marks(
@@ -532,6 +581,7 @@ def _window_marks(
         return None, 0
     if len(marks.gens) != len(marks.values):  # (a reset marks every position dirty)
         marks.gens = array("q", bytes(len(marks.values.tobytes())))
+        marks.logging = False
     return marks, start
 
 
@@ -551,12 +601,16 @@ def _settle_window(
     extra = marks.extra
     dirty = marks.dirty
     gens = marks.gens
+    log = marks.log if marks.logging else None
+    change = _CHANGE.pack
     n = len(vals)
     get = side.get
     for o in offsets:
         p = (start + o) % n
         ni = nodes[o]
-        gens[p] = ni.generation
+        gens[p] = gen = ni.generation
+        if log is not None:  # (what explanations recorded since the base read)
+            log += change(p, gen)
         try:
             vals[p] = totals[o]
         except OverflowError:  # a sum beyond 64 bits: left dirty (looked up by generation)
