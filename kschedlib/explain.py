@@ -18,6 +18,7 @@ from kschedlib.plugins.gangscheduling import MSG_WAITING_AT_PERMIT
 from kschedlib.results import (
     FEASIBLE_SLOT,
     LAZY,
+    REJECTED_SLOT,
     SCORES_SLOT,
     Deferred,
     Explanation,
@@ -163,15 +164,18 @@ def _sub_parts(p: _Parts, kept: _Kept | None, idx: Sequence[int]) -> _Parts:
 # Lazy records (plain tuples of immutable things, see results.LAZY), built when read with
 # the Explanation's ``_kept`` (the folded score path's table); the feasible names and the
 # scores of an explanation are built from the same record:
-#   (LAZY, "rec", window, start, count, static, gens, at, selected, gen_at): an attempt on
-#       the folded score path as the cycle left it (``gens`` as bytes or as the marks'
-#       (base, log, length); ``gen_at`` the selected node's generation; the totals are the
+#   (LAZY, "rec", window, start, count, static, gens, log, length, at, selected, gen_at):
+#       an attempt on the folded score path as the cycle left it (``gens`` the nodes'
+#       generations as bytes or, with a ``log``, the marks' base of (base, log, length), see
+#       gens_from_log; ``gen_at`` the selected node's generation; the totals are the
 #       weighted sums of the normalized scores, as the cycle added them up);
 #   (LAZY, "sel", window, start, count, gens, name, total, static, row, selected): its
 #       selected node's scores alone (``static`` with one-value columns, ``row`` its row).
 
 
 def _build_lazy(field: str, rec: tuple[Any, ...], kept: _Kept | None) -> Any:
+    if field == "rejected":  # (an attempt recorded so rejected no node)
+        return {}
     if rec[1] == "sel":
         _, _, window, start, count, gens, name, total, static, row, selected = rec
         if field == "feasible":
@@ -181,14 +185,14 @@ def _build_lazy(field: str, rec: tuple[Any, ...], kept: _Kept | None) -> Any:
         return ScoreView(
             (name,), (total,), 0, (*static, (row,), b""), None, None, None, selected
         )
-    _, _, window, start, count, static, gens, at, selected, _ = rec
+    _, _, window, start, count, static, gens, log, length, at, selected, _ = rec
     names = _window_names(window, start, count, b"", kept) if window is not None else (
         _window_names(None, 0, count, gens, kept)
     )
     if field == "feasible":
         return tuple(sorted(names))
-    if type(gens) is tuple:
-        gens = gens_from_log(gens, start, len(gens[0]) // 8, count)
+    if log is not None:
+        gens = gens_from_log((gens, log, length), start, len(gens) // 8, count)
     view = ScoreView(names, None, 0, (*static, (), gens), kept, None, None, selected)
     view.at = at
     return view
@@ -208,7 +212,7 @@ weights), for statics whose columns each hold one score on every node."""
 
 def _selected_record(rec: tuple[Any, ...], kept: _Kept) -> tuple[Any, ...]:
     """The "sel" record of a "rec" record (the selected node's scores, the feasible names)."""
-    _, _, window, start, count, static, gens, at, selected, gen_at = rec
+    _, _, window, start, count, static, gens, log, length, at, selected, gen_at = rec
     if at is None and selected is not None:
         names = _window_names(window, start, count, gens if window is None else b"", kept)
         at = names.index(selected) if selected in names else None
@@ -222,8 +226,8 @@ def _selected_record(rec: tuple[Any, ...], kept: _Kept) -> tuple[Any, ...]:
         ))
         return (LAZY, "sel", window, start, count, names_gens, None, 0, sub, (), selected)
     if gen_at is None:
-        if type(gens) is tuple:
-            gens = gens_from_log(gens, start, len(gens[0]) // 8, count)
+        if log is not None:
+            gens = gens_from_log((gens, log, length), start, len(gens) // 8, count)
         gen_at = unpack_from("q", gens, 8 * at)[0]
     name, row = kept[gen_at]
     one = _ONE_NODE.get(id(static))
@@ -605,13 +609,16 @@ class Explanations(SchedulerBase):
                 # The folded score path's references, in one plain tuple (nothing per node is
                 # read: the names come from the node list's names or from ``kept``).
                 at = b.at
+                base, log, length = b.gens_log or (b.gens, None, 0)
                 rec = (
-                    LAZY, "rec", b.window, b.start, len(totals), _static(b),
-                    b.gens_log or b.gens, at, selected, None if at is None else b.gen_at(at),
+                    LAZY, "rec", b.window, b.start, len(totals), _static(b), base, log, length,
+                    at, selected, None if at is None else b.gen_at(at),
                 )
                 kept = b.kept
                 scores = rec  # type: ignore[assignment]
                 feasible = rec  # type: ignore[assignment]
+                if not rejected:  # (built when read: no dict kept per attempt)
+                    rejected = rec  # type: ignore[assignment]
             elif top is not None:
                 # A few nodes' scores: picked now, while the cycle's nodes are in the CPU's
                 # caches (the names of the nodes tied at the top are compared); the rest goes.
@@ -689,8 +696,9 @@ def summarised(exp: Explanation, top: int | None) -> Explanation:
         kept = exp._kept
         record = _selected_record(raw, kept)
         names = FEASIBLE_SLOT.raw(exp)
+        rejected = REJECTED_SLOT.raw(exp)
         return new_explanation(
-            exp.pod, exp.profile, exp.pre_filter, exp.rejected,
+            exp.pod, exp.profile, exp.pre_filter, record if rejected is raw else rejected,
             record if names is raw else names, record, exp.selected, exp.nominated_fast_path,
             exp.post_filter_message, exp.batch, exp.batch_hint,
             kept if raw[2] is None and names is raw else None,

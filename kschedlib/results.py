@@ -207,8 +207,8 @@ _lazy_builders: list[_Builder] = []
 
 
 def register_lazy_builder(build: _Builder) -> None:
-    """Set what builds a field's value (``feasible``, ``scores``) from a lazy record and the
-    Explanation's ``_kept``."""
+    """Set what builds a field's value (``feasible``, ``scores``, ``rejected``) from a lazy
+    record and the Explanation's ``_kept``."""
     _lazy_builders[:] = [build]
 
 
@@ -252,6 +252,8 @@ FEASIBLE_SLOT = _DeferredSlot(Explanation.__dict__["feasible"], "feasible", True
 setattr(Explanation, "feasible", FEASIBLE_SLOT)  # noqa: B010 - a descriptor over the slot
 SCORES_SLOT = _DeferredSlot(Explanation.__dict__["scores"], "scores", False)
 setattr(Explanation, "scores", SCORES_SLOT)  # noqa: B010 - a descriptor over the slot
+REJECTED_SLOT = _DeferredSlot(Explanation.__dict__["rejected"], "rejected", False)
+setattr(Explanation, "rejected", REJECTED_SLOT)  # noqa: B010 - a descriptor over the slot
 
 
 _FIELDS = [a for a in attrs.fields(Explanation) if a.name != "_kept"]

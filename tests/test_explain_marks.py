@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from kschedlib import Scheduler
 from kschedlib.framework import reuse
-from kschedlib.results import FEASIBLE_SLOT, SCORES_SLOT, Explanation
+from kschedlib.results import FEASIBLE_SLOT, REJECTED_SLOT, SCORES_SLOT, Explanation
 from tests.builders import new_scheduler, node_dict, pod
 
 OPS = st.lists(
@@ -173,10 +173,12 @@ def test_a_recorded_attempt_leaves_nothing_for_the_collector_to_follow() -> None
     for exp in (ra.explanation, rb.explanation, s.explain("default/a")):
         assert exp is not None
         raw = SCORES_SLOT.raw(exp)
-        assert type(raw) is tuple and raw is FEASIBLE_SLOT.raw(exp)  # one record for both
+        # One record for the feasible names, the scores and the (no) rejected nodes.
+        assert type(raw) is tuple and raw is FEASIBLE_SLOT.raw(exp) is REJECTED_SLOT.raw(exp)
         assert not gc.is_tracked(raw)
     a = s.explain("default/a")
     assert a is not None and list(a.scores) == [ra.node] and len(a.feasible) == 4
+    assert a.rejected == {} and a.rejected is not rb.explanation.rejected  # (one each)
     full = ra.explanation
     assert full is not None and len(full.scores) == 4
     assert a.scores[ra.node] == full.scores[ra.node]

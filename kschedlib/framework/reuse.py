@@ -346,7 +346,7 @@ class ResultReuse:
                 breakdown.live_gens = marks.gens
         elif normalized and side:
             rows = list(map(side.get, gens, repeat((0,) * len(normalized))))
-        record = ScoreBreakdown([], {}, {}, {}) if breakdown is not None else None
+        record = breakdown  # (its raw and normalized columns, filled from here on)
         offset = 0
         if normalized:
             for k, pl in enumerate(normalized):
@@ -376,12 +376,10 @@ class ResultReuse:
             offset += c
         if offset and not relative:
             totals = [t + offset for t in totals]
-        if breakdown is not None and record is not None:
+        if breakdown is not None:
             names = tuple([pl.name for pl in self.score_plugins if pl.name not in skip])
             breakdown.plugins = names
             breakdown.weights = {n: weights[n] for n in names}
-            breakdown.raw = record.raw
-            breakdown.normalized = record.normalized
             # Tuples and bytes: what an explanation keeps is immutable and left alone by the
             # garbage collector.
             breakdown.row_plugins = tuple([pl.name for pl in folded])
