@@ -876,6 +876,10 @@ class SchedulingAlgorithm:
             raise SchedulingError(st.message())
         return totals
 
+    def _select_host_from_totals(self, nodes: list[NodeInfo], totals: list[int]) -> str:
+        """select_host over (node, total) pairs: the name of the node chosen."""
+        return nodes[self._select_index_from_totals(nodes, totals)].name
+
     def _select_index_from_totals(self, nodes: list[NodeInfo], totals: list[int]) -> int:
         """select_host over (node, total) pairs, drawing from the RNG exactly as it does: the
         index of the node chosen."""
