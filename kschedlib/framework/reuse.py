@@ -270,10 +270,13 @@ class ResultReuse:
         normalized: list[Any] = []
         others: list[Any] = []
         frags: list[tuple[str, Any]] = []
+        names: list[str] | None = [] if breakdown is not None else None  # (for explanations)
         for pl in self.score_plugins:
             name = pl.name
             if name in skip:
                 continue
+            if names is not None:
+                names.append(name)
             fragment = local_fragment(pl, pod)
             if fragment is not None:
                 frags.append((name, fragment))
@@ -376,9 +379,8 @@ class ResultReuse:
             offset += c
         if offset and not relative:
             totals = [t + offset for t in totals]
-        if breakdown is not None:
-            names = tuple([pl.name for pl in self.score_plugins if pl.name not in skip])
-            breakdown.plugins = names
+        if breakdown is not None and names is not None:
+            breakdown.plugins = tuple(names)
             breakdown.weights = {n: weights[n] for n in names}
             # Tuples and bytes: what an explanation keeps is immutable and left alone by the
             # garbage collector.
