@@ -14,9 +14,12 @@ from kschedlib.framework.status import Code
 from kschedlib.framework.types import PodInfo
 from kschedlib.plugins.podtopologyspread.filtering import CriticalPaths
 from kschedlib.plugins.podtopologyspread.filtering import PreFilterState as SpreadPreFilterState
+from kschedlib.plugins.podtopologyspread.plugin import PRE_SCORE_STATE_KEY as SPREAD_PRE_SCORE
+from kschedlib.plugins.podtopologyspread.scoring import PreScoreState as SpreadPreScoreState
 from kschedlib.schedule_one import num_feasible_nodes_to_find
 from kschedlib.whatif.capacity.common import GONE, NODE_LOCAL_PLUGINS, SIGNATURE_FILTERS, SMALL
 from kschedlib.whatif.capacity.signatures import Signatures
+from kschedlib.whatif.capacity.soft import SoftScores, SpreadTerms
 from kschedlib.whatif.capacity.window import AffinityScores, LabelColumns, window_scores
 
 if TYPE_CHECKING:
@@ -89,6 +92,8 @@ class FastPath:
         self.filter_order: tuple[str, ...] = ()
         self.seen_generation = -1
         self.sigs = Signatures()
+        self.soft: SoftScores | None = None
+        """Soft-rule scores kept per soft key (see ``soft``); None until a replica needs them."""
 
     def placed(self, pod: Pod, pod_info: PodInfo, host: str) -> None:
         """A replica went to ``host`` through this path: update the tracked PreFilter state
@@ -101,6 +106,8 @@ class FastPath:
                 aff.scores = None
             else:
                 aff.add(pod, pod_info, node)
+                if self.soft is not None and p is not None:
+                    self.soft.placed_on(p)
         tracked = self.tracked
         if tracked is None or self.nodes is None:
             return
@@ -119,6 +126,7 @@ class FastPath:
         """A replica went through the ordinary path: the tracked state is stale."""
         self.tracked = None
         self.sigs.fingerprint = None  # its node was not noted: recompute every signature
+        self.soft = None
         if self.affinity is not None:
             self.affinity.scores = None
 
@@ -183,6 +191,7 @@ class FastPath:
             self.cols = []
             self.plan = None
             self.sigs = Signatures()
+            self.soft = None
         else:
             dirty = cache.changed_since(self.seen_generation)
         self.seen_generation = cache.latest_generation()
@@ -251,8 +260,11 @@ class FastPath:
         targets = range(len(nodes)) if dirty is None else [pos[d] for d in dirty if d in pos]
         if dirty is None:
             self.loc_changed = None
-        elif self.loc_changed is not None:
-            self.loc_changed.extend(targets)
+        else:
+            if self.loc_changed is not None:
+                self.loc_changed.extend(targets)
+            if self.soft is not None:
+                self.soft.changed(targets)
         for p in targets:
             ni = nodes[p]
             if filters:
@@ -289,26 +301,62 @@ class FastPath:
         return True
 
     def _other_pre_score(
-        self, state: CycleState, pod: Pod, window: list[Any], skip: set[str]
-    ) -> bool:
+        self, state: CycleState, pod: Pod, nodes: list[Any], feasible: list[int],
+        window: list[Any] | None, skip: set[str],
+    ) -> tuple[bool, list[Any] | None]:
         """The PreScore plugins that are not node-local, InterPodAffinity's state carried
-        over from the previous replica once it has scored (see ``AffinityScores``)."""
+        over from the previous replica once it has scored (see ``AffinityScores``), and
+        PodTopologySpread's once it has scored or skipped (see ``soft``); whether they
+        succeeded, and the window's NodeInfos when they were needed."""
         aff = self.affinity
+        soft = self._soft(nodes) if pod.spec is self.spec else None
         for pl in self.other_pre_score:
             if aff is not None and pl is aff.plugin:
                 if aff.scores is not None:
-                    aff.write(state)
+                    if soft is None:  # else scored per soft key: no PreScore state is read
+                        aff.write(state)
                     continue
+                if window is None:
+                    window = list(itemgetter(*feasible)(nodes))
                 if not _run_pre_score(state, pod, window, [pl], skip):
-                    return False
+                    return False, window
                 if pl.name not in skip and pod.spec is self.spec:
                     try:
                         aff.start(state, pod)
                     except Exception:
                         aff.scores = None  # the plugin's PreScore runs again
-            elif not _run_pre_score(state, pod, window, [pl], skip):
-                return False
-        return True
+                continue
+            spread = soft is not None and pl.name == "PodTopologySpread"
+            if spread and soft is not None:
+                if soft.spread is not None:
+                    continue  # scored per soft key: no PreScore state is read
+                if soft.spread_skips:
+                    skip.add(pl.name)
+                    continue
+            if window is None:
+                window = list(itemgetter(*feasible)(nodes))
+            if not _run_pre_score(state, pod, window, [pl], skip):
+                return False, window
+            if spread and soft is not None:
+                # Its constraints (and so whether it skips) are the same for every replica:
+                # they come from the pod's spec and labels and from objects the loop keeps.
+                if pl.name in skip:
+                    soft.spread_skips = True
+                else:
+                    s = state.get(SPREAD_PRE_SCORE)
+                    if type(s) is SpreadPreScoreState:
+                        require_all = bool(pod.spec.topology_spread_constraints) or not getattr(
+                            pl, "system_defaulted", True
+                        )
+                        soft.spread = SpreadTerms(s.constraints, require_all, pod, nodes)
+        return True, window
+
+    def _soft(self, nodes: list[Any]) -> SoftScores | None:
+        """The soft-rule scores for this node list (None: some node has no Node object)."""
+        soft = self.soft
+        if soft is None or soft.nodes is not nodes:
+            soft = self.soft = SoftScores(nodes)
+        return soft if soft.supported else None
 
     def _plan(self, state: CycleState, n: int, reuse: bool) -> ScorePlan | None:
         """The score plugins that run for this replica, their weights and extensions (kept
@@ -386,6 +434,9 @@ class FastPath:
                 col[p] = v
             self.ext_seen[idx].update(vals)
         self.unscored.difference_update(todo)
+        # A set keeps its table when it shrinks, and iterating it walks the whole table:
+        # a compact copy keeps iterating the few positions left cheap.
+        self.unscored = set(self.unscored)
         return True
 
     def _score_and_select(
@@ -408,10 +459,10 @@ class FastPath:
             elif not reuse:
                 # The node-local PreScore plugins store what they derive from the pod's spec:
                 # run once, their writes are kept; the others run for every replica.
-                window = list(itemgetter(*feasible)(nodes))
                 before = dict(state)
                 local = self.local_prescore
                 if local is None:
+                    window = list(itemgetter(*feasible)(nodes))
                     skip: set[str] = set()
                     if not _run_pre_score(state, pod, window, self.local_pre_score, skip):
                         return None
@@ -420,7 +471,7 @@ class FastPath:
                 else:
                     state.update(local[0])
                     skip = set(local[1])
-                ok = self._other_pre_score(state, pod, window, skip)
+                ok, window = self._other_pre_score(state, pod, nodes, feasible, window, skip)
                 state.skip_score_plugins = skip
                 if not ok:
                     return None
@@ -510,11 +561,22 @@ class FastPath:
                     vals = list(map(w.__mul__, vals))
                 totals = list(map(add, totals, vals))
             if plan.window:
-                if window is None:
-                    window = list(itemgetter(*feasible)(nodes))
-                for j in plan.window:
-                    if self.labels is None or self.labels.nodes is not nodes:
-                        self.labels = LabelColumns(nodes)
+                if self.labels is None or self.labels.nodes is not nodes:
+                    self.labels = LabelColumns(nodes)
+                spread_weight, affinity_weight, rest = self._soft_split(plan, pod, nodes)
+                if spread_weight or affinity_weight:
+                    soft = self.soft
+                    aff = self.affinity
+                    assert soft is not None
+                    svals = soft.scores(
+                        aff.scores if affinity_weight and aff is not None else None,
+                        self.labels, pick, k, spread_weight, affinity_weight,
+                    )
+                    if svals is not None:
+                        totals = list(map(add, totals, svals))
+                for j in rest:
+                    if window is None:
+                        window = list(itemgetter(*feasible)(nodes))
                     wvals = window_scores(
                         plan.plugins[j], plan.exts[j], state, pod, window, feasible, self.labels
                     )
@@ -542,6 +604,27 @@ class FastPath:
             at = k - 1 - back
         return str(nodes[feasible[at]].name)
 
+
+    def _soft_split(
+        self, plan: ScorePlan, pod: Pod, nodes: list[Any]
+    ) -> tuple[int, int, list[int]]:
+        """PodTopologySpread's and InterPodAffinity's weights when they are scored per soft
+        key (0: not), and the window plugins scored on the window."""
+        soft = self.soft
+        if soft is None or soft.nodes is not nodes or not soft.supported or pod.spec is not self.spec:
+            return 0, 0, plan.window
+        aff = self.affinity
+        spread_weight = affinity_weight = 0
+        rest: list[int] = []
+        for j in plan.window:
+            pl = plan.plugins[j]
+            if pl.name == "PodTopologySpread" and soft.spread is not None:
+                spread_weight = plan.weights[j]
+            elif aff is not None and pl is aff.plugin and aff.scores is not None:
+                affinity_weight = plan.weights[j]
+            else:
+                rest.append(j)
+        return spread_weight, affinity_weight, rest
 
 def _run_pre_score(
     state: CycleState, pod: Pod, window: list[Any], plugins: list[Any], skip: set[str]

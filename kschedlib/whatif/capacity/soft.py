@@ -1,0 +1,359 @@
+"""Scores of soft rules kept from replica to replica: PodTopologySpread's ScheduleAnyway
+constraints (the pod's own or the system defaults) and InterPodAffinity's preferred terms.
+
+Their raw score on a node depends on a few things of the node (its topology values, its own
+matching pods for hostname constraints, its InterPodAffinity weight for keys whose values
+are (nearly) unique per node) and on quantities shared by all nodes (matching pods per
+topology value, the summed weights per topology pair, and each constraint's weight, which
+depends on the window's domains). So each position gets a small id, the *soft key*, for
+what it reads of its node; nodes with equal keys get equal raw scores and, since both
+normalizations depend only on the set of raw scores in the window (PodTopologySpread: the
+lowest and highest not ignored, InterPodAffinity: the lowest and highest), equal normalized
+scores. A replica's window is then scored per distinct key present, not per node: the
+matching-pod totals are updated from the node shares of the nodes that changed (as the
+plugin's counter does), InterPodAffinity's weights are the carried PreScore state
+(``window.AffinityScores``), and a position's key is recomputed only when its node changed
+or a placed replica changed one of its per-node weights."""
+
+from __future__ import annotations
+
+from itertools import repeat
+from operator import attrgetter, is_
+from typing import Any
+
+from kschedlib.api.pod import Pod
+from kschedlib.framework.interface import MAX_NODE_SCORE
+from kschedlib.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
+from kschedlib.plugins.podtopologyspread.common import (
+    LABEL_HOSTNAME,
+    SpreadConstraint,
+    count_pods_match_selector,
+)
+from kschedlib.plugins.podtopologyspread.counting import Share, node_share
+from kschedlib.plugins.podtopologyspread.scoring import go_round, topology_normalizing_weight
+from kschedlib.whatif.capacity.common import SMALL
+
+_MAX_INT64 = (1 << 63) - 1
+_node_of = attrgetter("node")
+
+
+class SpreadTerms:
+    """PodTopologySpread's ScheduleAnyway constraints of the replicas and, per constraint,
+    the matching pods per topology value over all nodes (what PreScore's count_domains adds
+    up), kept from the node shares (``counting.node_share``) of every position."""
+
+    __slots__ = (
+        "constraints", "require_all", "pod", "required", "namespace", "keys", "host", "skews",
+        "shares", "totals", "memo", "rounded",
+    )
+
+    def __init__(
+        self, constraints: tuple[SpreadConstraint, ...], require_all: bool, pod: Pod,
+        nodes: list[Any],
+    ) -> None:
+        self.constraints = constraints
+        self.require_all = require_all
+        self.pod = pod
+        self.required = RequiredNodeAffinity.of(pod)
+        self.namespace = pod.metadata.namespace
+        self.keys = tuple(c.topology_key for c in constraints)
+        self.host = tuple(k == LABEL_HOSTNAME for k in self.keys)
+        self.skews = tuple(float(c.max_skew - 1) for c in constraints)
+        self.shares: list[Share] = [self._share(ni) for ni in nodes]
+        self.totals: list[dict[str, int]] = [{} for _ in constraints]
+        self.memo: dict[int, float] = {}
+        """A constraint's weight per number of domains."""
+        self.rounded: dict[float, int] = {}
+        """go_round's result per summed score."""
+        for share in self.shares:
+            self._apply(share, 1)
+
+    def _share(self, ni: Any) -> Share:
+        return node_share(
+            self.pod, self.constraints, self.required, self.namespace, ni, self.require_all
+        )
+
+    def _apply(self, share: Share, sign: int) -> None:
+        if share is None:
+            return
+        for i, x in enumerate(share):
+            if x is not None and x[1]:
+                m = self.totals[i]
+                m[x[0]] = m.get(x[0], 0) + sign * x[1]
+
+    def changed(self, p: int, ni: Any) -> None:
+        """The node at position ``p`` changed (it is now ``ni``)."""
+        new = self._share(ni)
+        old = self.shares[p]
+        if new != old:
+            self._apply(old, -1)
+            self._apply(new, 1)
+            self.shares[p] = new
+
+    def part(self, ni: Any) -> tuple[bool, tuple[Any, ...]]:
+        """What score_node reads of a node: whether it is ignored (a topology key missing
+        while every key is required), and per constraint the node's value, or for hostname
+        constraints its own matching pods (None: no such label)."""
+        labels = ni.node.metadata.labels
+        if self.require_all:
+            for key in self.keys:
+                if key not in labels:
+                    return (True, ())
+        out: list[Any] = []
+        for c, host in zip(self.constraints, self.host, strict=True):
+            value = labels.get(c.topology_key)
+            if host and value is not None:
+                out.append(count_pods_match_selector(ni.pods, c.selector, self.namespace))
+            else:
+                out.append(value)
+        return (False, tuple(out))
+
+    def normalized(
+        self, parts: dict[int, tuple[bool, tuple[Any, ...]]], ignored_nodes: Any, k: int
+    ) -> dict[int, int]:
+        """Per spread part of the window (``k`` nodes, ``ignored_nodes()`` of them ignored):
+        PodTopologySpread's Score then NormalizeScore, as PreScore on the window sets them
+        up (each constraint weighted by its number of domains in the window)."""
+        ignored = [i for i, part in parts.items() if part[0]]
+        counted = [(i, part[1]) for i, part in parts.items() if not part[0]]
+        memo = self.memo
+        plan = []
+        for ci, (host, skew, totals) in enumerate(zip(self.host, self.skews, self.totals, strict=True)):
+            if host:
+                size = k - (ignored_nodes() if ignored else 0)
+            else:
+                # A node without the key counts in the domain "" (only when keys are not
+                # all required: otherwise it is ignored).
+                size = len({"" if vals[ci] is None else vals[ci] for _i, vals in counted})
+            w = memo.get(size)
+            if w is None:
+                w = memo[size] = topology_normalizing_weight(size)
+            plan.append((host, w, skew, totals))
+        rounded = self.rounded
+        if len(rounded) > _MAX_ROUNDED:
+            rounded.clear()
+        raws: dict[int, int] = {}
+        for i, vals in counted:
+            score = 0.0
+            for v, (host, w, skew, totals) in zip(vals, plan, strict=True):
+                if v is None:
+                    continue
+                score += (v if host else totals.get(v, 0)) * w + skew
+            r = rounded.get(score)
+            if r is None:
+                r = rounded[score] = int(go_round(score))
+            raws[i] = r
+        # normalize_scores: the lowest counted score gets 100, the highest in proportion.
+        out = dict.fromkeys(ignored, 0)
+        if not raws:
+            return out
+        min_score = min(raws.values())
+        max_score = max(0, max(raws.values()))
+        if max_score == 0:
+            out.update(dict.fromkeys(raws, MAX_NODE_SCORE))
+            return out
+        top = max_score + min_score
+        for i, r in raws.items():
+            out[i] = MAX_NODE_SCORE * (top - r) // max_score
+        return out
+
+
+_MAX_ROUNDED = 4096
+
+
+class SoftScores:
+    """The soft keys of every position and the state their scores are worked out from (see
+    the module docstring). ``spread`` is set once PodTopologySpread's PreScore has scored a
+    replica (its constraints are the same for every replica); the InterPodAffinity part
+    follows the carried state ``affinity.scores``. A soft key is a pair of a spread part
+    and an affinity part, each with its own small id."""
+
+    def __init__(self, nodes: list[Any]) -> None:
+        self.nodes = nodes
+        self.supported = not any(map(is_, map(_node_of, nodes), repeat(None)))
+        self.spread: SpreadTerms | None = None
+        self.spread_skips = False
+        """PodTopologySpread's PreScore skipped (it does for every replica)."""
+        self.aff_scores: dict[str, dict[str, int]] | None = None
+        self.coarse: tuple[str, ...] = ()
+        """The InterPodAffinity keys with few values: a node's values of these are kept in
+        its affinity part; the weights of the other (fine) keys, summed, are kept instead."""
+        self.fine: dict[str, dict[str, list[int]]] = {}
+        """Per fine key: value -> positions holding it."""
+        self.nkeys = 0
+        self.built: tuple[Any, ...] | None = None
+        """What the soft keys were built for: the spread terms and the affinity weights."""
+        self.col: list[int] = []
+        self.ids: dict[tuple[int, int], int] = {}
+        self.pairs: list[tuple[int, int]] = []
+        self.sids: dict[Any, int] = {}
+        self.sparts: list[Any] = []
+        self.aids: dict[Any, int] = {}
+        self.aparts: list[Any] = []
+        self.dirty: set[int] | None = None
+        """Positions whose soft key must be recomputed (None: all)."""
+
+    def changed(self, positions: Any) -> None:
+        """The nodes at these positions changed (the cache said so)."""
+        sp = self.spread
+        nodes = self.nodes
+        dirty = self.dirty
+        for p in positions:
+            if sp is not None:
+                sp.changed(p, nodes[p])
+            if dirty is not None:
+                dirty.add(p)
+
+    def placed_on(self, p: int) -> None:
+        """A replica was placed on position ``p`` and InterPodAffinity's carried weights
+        took it: the positions sharing its fine pairs read new weights."""
+        dirty = self.dirty
+        if dirty is None or not self.fine:
+            return
+        labels = self.nodes[p].node.metadata.labels
+        for key, by_value in self.fine.items():
+            v = labels.get(key)
+            if v is not None:
+                dirty.update(by_value.get(v, ()))
+
+    def _build(self, aff: dict[str, dict[str, int]] | None, labels: Any) -> None:
+        """Start over: new soft keys for every position."""
+        self.aff_scores = aff
+        coarse: list[str] = []
+        self.fine = {}
+        for key in aff or ():
+            col = labels.get(key)
+            if key != LABEL_HOSTNAME and len(set(col)) <= SMALL:
+                coarse.append(key)
+                continue
+            by_value: dict[str, list[int]] = {}
+            for p, v in enumerate(col):
+                if v is not None:
+                    by_value.setdefault(v, []).append(p)
+            self.fine[key] = by_value
+        self.coarse = tuple(coarse)
+        self.nkeys = 0 if aff is None else len(aff)
+        self.built = (self.spread, aff)
+        self.col = [0] * len(self.nodes)
+        self.ids, self.pairs = {}, []
+        self.sids, self.sparts = {}, []
+        self.aids, self.aparts = {}, []
+        self.dirty = None
+
+    def _affinity_part(self, ni: Any) -> Any:
+        """The summed weights of the node's fine pairs, then its values of the coarse keys."""
+        aff = self.aff_scores
+        if aff is None:
+            return None
+        labels = ni.node.metadata.labels
+        fine = 0
+        for key in self.fine:
+            v = labels.get(key)
+            if v is not None:
+                fine += aff[key].get(v, 0)
+        if not self.coarse:
+            return fine
+        return (fine, *map(labels.get, self.coarse))
+
+    def refresh(self, aff: dict[str, dict[str, int]] | None, labels: Any) -> None:
+        """Bring every position's soft key up to date (``aff``: InterPodAffinity's carried
+        weights when it scores through this path, else None)."""
+        built = self.built
+        if (
+            built is None
+            or aff is not built[1]
+            or built[0] is not self.spread
+            or (aff is not None and len(aff) != self.nkeys)
+        ):
+            self._build(aff, labels)
+        dirty = self.dirty
+        if dirty is not None and not dirty:
+            return
+        nodes, col, ids, pairs = self.nodes, self.col, self.ids, self.pairs
+        sids, sparts, aids, aparts = self.sids, self.sparts, self.aids, self.aparts
+        sp = self.spread
+        spread_part = None if sp is None else sp.part
+        affinity_part = self._affinity_part
+        todo: Any = range(len(nodes)) if dirty is None else dirty
+        for p in todo:
+            ni = nodes[p]
+            part = None if spread_part is None else spread_part(ni)
+            s = sids.get(part)
+            if s is None:
+                s = sids[part] = len(sparts)
+                sparts.append(part)
+            part = affinity_part(ni)
+            a = aids.get(part)
+            if a is None:
+                a = aids[part] = len(aparts)
+                aparts.append(part)
+            pair = (s, a)
+            i = ids.get(pair)
+            if i is None:
+                i = ids[pair] = len(pairs)
+                pairs.append(pair)
+            col[p] = i
+        self.dirty = set()
+
+    def scores(
+        self, aff: dict[str, dict[str, int]] | None, labels: Any, pick: Any, k: int,
+        spread_weight: int, affinity_weight: int,
+    ) -> list[int] | None:
+        """The weighted normalized scores of the soft-key plugins on the window's nodes
+        (``pick`` takes the window's positions from a column); None when every node of the
+        window gets the same (no effect on the choice of the node)."""
+        self.refresh(aff, labels)
+        ids: tuple[int, ...] = pick(self.col) if k > 1 else (pick(self.col),)
+        present = list(set(ids))
+        if len(present) == 1:
+            return None
+        pairs = self.pairs
+        pp = [pairs[i] for i in present]
+        snorm: dict[int, int] = {}
+        anorm: dict[int, int] = {}
+        if spread_weight:
+            sp = self.spread
+            assert sp is not None
+            sparts = self.sparts
+            sids = {s for s, _a in pp}
+
+            def ignored_nodes() -> int:
+                return sum(ids.count(i) for i, (s, _a) in zip(present, pp, strict=True)
+                           if sparts[s][0])
+
+            snorm = sp.normalized({s: sparts[s] for s in sids}, ignored_nodes, k)
+        if affinity_weight:
+            anorm = self._affinity_normalized({a for _s, a in pp})
+        table = {
+            i: spread_weight * snorm.get(s, 0) + affinity_weight * anorm.get(a, 0)
+            for i, (s, a) in zip(present, pp, strict=True)
+        }
+        return list(map(table.__getitem__, ids))
+
+    def _affinity_normalized(self, aids: set[int]) -> dict[int, int]:
+        """Per affinity part: InterPodAffinity's Score (the summed weights of the node's
+        pairs) then NormalizeScore (min-max scaled to [0, 100])."""
+        aff = self.aff_scores
+        assert aff is not None
+        aparts = self.aparts
+        coarse = self.coarse
+        raws: dict[int, int] = {}
+        if not coarse:
+            for a in aids:
+                raws[a] = aparts[a]
+        else:
+            tables = [aff[key] for key in coarse]
+            for a in aids:
+                part = aparts[a]
+                r = part[0]
+                for table, v in zip(tables, part[1:], strict=True):
+                    if v is not None:
+                        r += table.get(v, 0)
+                raws[a] = r
+        if not aff:
+            return raws
+        lo, hi = min(raws.values()), max(raws.values())
+        diff = hi - lo
+        if diff <= 0:
+            return dict.fromkeys(raws, 0)
+        return {a: int(float(MAX_NODE_SCORE) * ((r - lo) / diff)) for a, r in raws.items()}
