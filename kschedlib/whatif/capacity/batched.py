@@ -14,8 +14,8 @@ from kschedlib.framework.status import Code
 from kschedlib.framework.types import PodInfo
 from kschedlib.plugins.podtopologyspread.filtering import CriticalPaths
 from kschedlib.plugins.podtopologyspread.filtering import PreFilterState as SpreadPreFilterState
-from kschedlib.plugins.podtopologyspread.plugin import PRE_SCORE_STATE_KEY as SPREAD_PRE_SCORE
-from kschedlib.plugins.podtopologyspread.scoring import PreScoreState as SpreadPreScoreState
+from kschedlib.plugins.podtopologyspread.common import SCHEDULE_ANYWAY
+from kschedlib.plugins.podtopologyspread.plugin import PodTopologySpread
 from kschedlib.schedule_one import num_feasible_nodes_to_find
 from kschedlib.whatif.capacity.common import GONE, NODE_LOCAL_PLUGINS, SIGNATURE_FILTERS, SMALL
 from kschedlib.whatif.capacity.signatures import Signatures
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 _name_of = attrgetter("name")
 _BATCH = 8
 """From this many unscored positions on, their node-local scores are taken in one batch."""
+_KEYED = 128
+"""Up to this many distinct (local total, soft key) pairs in a window, the node is chosen
+per pair (``SoftScores.keyed``); beyond, on columns of scores."""
 
 
 class FastPath:
@@ -305,50 +308,57 @@ class FastPath:
         window: list[Any] | None, skip: set[str],
     ) -> tuple[bool, list[Any] | None]:
         """The PreScore plugins that are not node-local, InterPodAffinity's state carried
-        over from the previous replica once it has scored (see ``AffinityScores``), and
-        PodTopologySpread's once it has scored or skipped (see ``soft``); whether they
+        over from the previous replica once it has run (see ``AffinityScores``), and
+        PodTopologySpread's constraints kept once known (see ``soft``); whether they
         succeeded, and the window's NodeInfos when they were needed."""
         aff = self.affinity
         soft = self._soft(nodes) if pod.spec is self.spec else None
         for pl in self.other_pre_score:
             if aff is not None and pl is aff.plugin:
                 if aff.scores is not None:
-                    if soft is None:  # else scored per soft key: no PreScore state is read
+                    if not aff.scores:
+                        skip.add(pl.name)  # its PreScore skips while no pair is scored
+                    elif soft is None:  # else scored per soft key: no PreScore state is read
                         aff.write(state)
                     continue
                 if window is None:
                     window = list(itemgetter(*feasible)(nodes))
                 if not _run_pre_score(state, pod, window, [pl], skip):
                     return False, window
-                if pl.name not in skip and pod.spec is self.spec:
+                if pod.spec is self.spec:
                     try:
-                        aff.start(state, pod)
+                        if pl.name not in skip:
+                            aff.start(state, pod)
+                        elif not (aff.plugin.args.ignore_preferred_terms_of_existing_pods
+                                  and not has_preferred_terms(pod)):
+                            aff.start_empty(pod)  # skipped: no pair scored yet
                     except Exception:
                         aff.scores = None  # the plugin's PreScore runs again
                 continue
-            spread = soft is not None and pl.name == "PodTopologySpread"
-            if spread and soft is not None:
+            if soft is not None and isinstance(pl, PodTopologySpread):
                 if soft.spread is not None:
                     continue  # scored per soft key: no PreScore state is read
                 if soft.spread_skips:
                     skip.add(pl.name)
                     continue
+                # PreScore's constraints and key requirement, the same for every replica (from
+                # the pod's spec and labels and objects the loop does not change).
+                try:
+                    constraints = pl.get_constraints(pod, SCHEDULE_ANYWAY)
+                except Exception:
+                    constraints = None
+                if constraints is not None and nodes:
+                    if not constraints:
+                        soft.spread_skips = True
+                        skip.add(pl.name)
+                        continue
+                    require_all = bool(pod.spec.topology_spread_constraints) or not pl.system_defaulted
+                    soft.spread = SpreadTerms(tuple(constraints), require_all, pod, nodes)
+                    continue
             if window is None:
                 window = list(itemgetter(*feasible)(nodes))
             if not _run_pre_score(state, pod, window, [pl], skip):
                 return False, window
-            if spread and soft is not None:
-                # Its constraints (and so whether it skips) are the same for every replica:
-                # they come from the pod's spec and labels and from objects the loop keeps.
-                if pl.name in skip:
-                    soft.spread_skips = True
-                else:
-                    s = state.get(SPREAD_PRE_SCORE)
-                    if type(s) is SpreadPreScoreState:
-                        require_all = bool(pod.spec.topology_spread_constraints) or not getattr(
-                            pl, "system_defaulted", True
-                        )
-                        soft.spread = SpreadTerms(s.constraints, require_all, pod, nodes)
         return True, window
 
     def _soft(self, nodes: list[Any]) -> SoftScores | None:
@@ -525,9 +535,11 @@ class FastPath:
                         cols[idx][p] = v
                         ext_seen[idx].add(v)
                     unscored.discard(p)
+                if self.soft is not None and todo:
+                    self.soft.rescored(todo)
             pick = itemgetter(*feasible)
-            totals = pick(tot) if k > 1 else (tot[feasible[0]],)
             constant = plan.constant
+            varying: list[tuple[int, int]] = []
             for idx, j in enumerate(normalized):
                 seen = ext_seen[idx]
                 if len(seen) == 1:
@@ -541,6 +553,25 @@ class FastPath:
                         # Every node scored so far has the same raw score, so every node of
                         # the window gets the same normalized score: no effect on the choice.
                         continue
+                varying.append((idx, j))
+            spread_weight = affinity_weight = 0
+            rest = plan.window
+            if rest:
+                if self.labels is None or self.labels.nodes is not nodes:
+                    self.labels = LabelColumns(nodes)
+                spread_weight, affinity_weight, rest = self._soft_split(plan, pod, nodes)
+            soft = self.soft
+            aff = self.affinity
+            aff_scores = aff.scores if affinity_weight and aff is not None else None
+            if (spread_weight or affinity_weight) and not rest and not varying:
+                assert soft is not None
+                keyed = soft.keyed(
+                    aff_scores, self.labels, tot, pick, k, spread_weight, affinity_weight, _KEYED
+                )
+                if keyed is not None:
+                    return select_by_keys(keyed[0], keyed[1], feasible, nodes, alg)
+            totals = pick(tot) if k > 1 else (tot[feasible[0]],)
+            for idx, j in varying:
                 vals = list(pick(cols[idx]))
                 ext = plan.exts[j]
                 fast = getattr(ext, "normalize_score_values", None)
@@ -560,20 +591,15 @@ class FastPath:
                 if w != 1:
                     vals = list(map(w.__mul__, vals))
                 totals = list(map(add, totals, vals))
-            if plan.window:
-                if self.labels is None or self.labels.nodes is not nodes:
-                    self.labels = LabelColumns(nodes)
-                spread_weight, affinity_weight, rest = self._soft_split(plan, pod, nodes)
-                if spread_weight or affinity_weight:
-                    soft = self.soft
-                    aff = self.affinity
-                    assert soft is not None
-                    svals = soft.scores(
-                        aff.scores if affinity_weight and aff is not None else None,
-                        self.labels, pick, k, spread_weight, affinity_weight,
-                    )
-                    if svals is not None:
-                        totals = list(map(add, totals, svals))
+            if spread_weight or affinity_weight:
+                assert soft is not None
+                svals = soft.scores(
+                    aff_scores, self.labels, pick, k, spread_weight, affinity_weight
+                )
+                if svals is not None:
+                    totals = list(map(add, totals, svals))
+            if rest:
+                assert self.labels is not None
                 for j in rest:
                     if window is None:
                         window = list(itemgetter(*feasible)(nodes))
@@ -625,6 +651,47 @@ class FastPath:
             else:
                 rest.append(j)
         return spread_weight, affinity_weight, rest
+
+def select_by_keys(
+    keys: tuple[int, ...], table: dict[int, int], feasible: list[int], nodes: list[Any], alg: Any
+) -> str:
+    """SchedulingAlgorithm.select_host on the window's nodes, each scored ``table[key]`` by
+    its key: the same highest score, ties and random draw as on the totals themselves."""
+    best = max(table.values())
+    top = [c for c, t in table.items() if t == best]
+    if alg.deterministic:
+        chosen = set(top)
+        return str(min(nodes[p].name for p, c in zip(feasible, keys, strict=True) if c in chosen))
+    k = len(keys)
+    one = top[0] if len(top) == 1 else None
+    ties = keys.count(one) if one is not None else sum(map(keys.count, top))
+    if ties == 1:
+        at = keys.index(one) if one is not None else next(
+            compress(count(), map(set(top).__contains__, keys))
+        )
+        return str(nodes[feasible[at]].name)
+    r = alg.rng.randrange(ties)
+    if ties == k:
+        return str(nodes[feasible[r]].name)
+    is_top = one.__eq__ if one is not None else set(top).__contains__
+    # The r-th best position, scanning from the nearer end.
+    if r * 2 < ties:
+        at = next(islice(compress(count(), map(is_top, keys)), r, None))
+    else:
+        back = next(islice(compress(count(), map(is_top, reversed(keys))), ties - 1 - r, None))
+        at = k - 1 - back
+    return str(nodes[feasible[at]].name)
+
+
+def has_preferred_terms(pod: Pod) -> bool:
+    """Whether the pod has preferred pod affinity or anti-affinity terms (InterPodAffinity's
+    PreScore skips pods without them when existing pods' preferred terms are ignored)."""
+    aff = pod.spec.affinity
+    if aff is None:
+        return False
+    pa, paa = aff.pod_affinity, aff.pod_anti_affinity
+    return bool((pa is not None and pa.preferred) or (paa is not None and paa.preferred))
+
 
 def _run_pre_score(
     state: CycleState, pod: Pod, window: list[Any], plugins: list[Any], skip: set[str]

@@ -192,6 +192,16 @@ class SoftScores:
         self.aparts: list[Any] = []
         self.dirty: set[int] | None = None
         """Positions whose soft key must be recomputed (None: all)."""
+        self.ccol: list[int] = []
+        self.cids: dict[tuple[int, int], int] = {}
+        self.cpairs: list[tuple[int, int]] = []
+        self.cdirty: set[int] | None = None
+        """Positions whose combined key (local total, soft key) must be recomputed."""
+
+    def rescored(self, positions: Any) -> None:
+        """The node-local totals of these positions were recomputed."""
+        if self.cdirty is not None:
+            self.cdirty.update(positions)
 
     def changed(self, positions: Any) -> None:
         """The nodes at these positions changed (the cache said so)."""
@@ -239,6 +249,9 @@ class SoftScores:
         self.sids, self.sparts = {}, []
         self.aids, self.aparts = {}, []
         self.dirty = None
+        self.ccol = [0] * len(self.nodes)
+        self.cids, self.cpairs = {}, []
+        self.cdirty = None
 
     def _affinity_part(self, ni: Any) -> Any:
         """The summed weights of the node's fine pairs, then its values of the coarse keys."""
@@ -293,6 +306,8 @@ class SoftScores:
                 i = ids[pair] = len(pairs)
                 pairs.append(pair)
             col[p] = i
+        if dirty is not None and self.cdirty is not None:
+            self.cdirty.update(dirty)
         self.dirty = set()
 
     def scores(
@@ -308,6 +323,59 @@ class SoftScores:
         if len(present) == 1:
             return None
         pairs = self.pairs
+
+        def ignored_nodes() -> int:
+            sparts = self.sparts
+            return sum(ids.count(i) for i in present if sparts[pairs[i][0]][0])
+
+        table = self._table(present, ignored_nodes, k, spread_weight, affinity_weight)
+        return list(map(table.__getitem__, ids))
+
+    def keyed(
+        self, aff: dict[str, dict[str, int]] | None, labels: Any, tot: list[int], pick: Any,
+        k: int, spread_weight: int, affinity_weight: int, limit: int,
+    ) -> tuple[tuple[int, ...], dict[int, int]] | None:
+        """Each window node's combined key (its node-local total ``tot`` and its soft key)
+        and each present key's total score: nodes with equal keys get equal totals. None
+        when the window holds more than ``limit`` distinct keys (the columns are then
+        cheaper)."""
+        self.refresh(aff, labels)
+        cdirty = self.cdirty
+        col, ccol, cids, cpairs = self.col, self.ccol, self.cids, self.cpairs
+        todo: Any = range(len(col)) if cdirty is None else cdirty
+        for p in todo:
+            pair = (tot[p], col[p])
+            c = cids.get(pair)
+            if c is None:
+                c = cids[pair] = len(cpairs)
+                cpairs.append(pair)
+            ccol[p] = c
+        self.cdirty = set()
+        keys: tuple[int, ...] = pick(ccol) if k > 1 else (pick(ccol),)
+        present = list(set(keys))
+        if len(present) > limit:
+            return None
+        cp = [cpairs[c] for c in present]
+        soft_ids = list({i for _t, i in cp})
+        if len(soft_ids) == 1:
+            # One soft key in the window: the same soft score on every node.
+            return keys, {c: t for c, (t, _i) in zip(present, cp, strict=True)}
+        pairs = self.pairs
+
+        def ignored_nodes() -> int:
+            sparts = self.sparts
+            return sum(keys.count(c) for c, (_t, i) in zip(present, cp, strict=True)
+                       if sparts[pairs[i][0]][0])
+
+        table = self._table(soft_ids, ignored_nodes, k, spread_weight, affinity_weight)
+        return keys, {c: t + table[i] for c, (t, i) in zip(present, cp, strict=True)}
+
+    def _table(
+        self, present: list[int], ignored_nodes: Any, k: int, spread_weight: int,
+        affinity_weight: int,
+    ) -> dict[int, int]:
+        """Per soft key present in the window: the weighted normalized soft scores."""
+        pairs = self.pairs
         pp = [pairs[i] for i in present]
         snorm: dict[int, int] = {}
         anorm: dict[int, int] = {}
@@ -315,20 +383,13 @@ class SoftScores:
             sp = self.spread
             assert sp is not None
             sparts = self.sparts
-            sids = {s for s, _a in pp}
-
-            def ignored_nodes() -> int:
-                return sum(ids.count(i) for i, (s, _a) in zip(present, pp, strict=True)
-                           if sparts[s][0])
-
-            snorm = sp.normalized({s: sparts[s] for s in sids}, ignored_nodes, k)
+            snorm = sp.normalized({s: sparts[s] for s, _a in pp}, ignored_nodes, k)
         if affinity_weight:
             anorm = self._affinity_normalized({a for _s, a in pp})
-        table = {
+        return {
             i: spread_weight * snorm.get(s, 0) + affinity_weight * anorm.get(a, 0)
             for i, (s, a) in zip(present, pp, strict=True)
         }
-        return list(map(table.__getitem__, ids))
 
     def _affinity_normalized(self, aids: set[int]) -> dict[int, int]:
         """Per affinity part: InterPodAffinity's Score (the summed weights of the node's

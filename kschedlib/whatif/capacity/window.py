@@ -137,6 +137,12 @@ class AffinityScores:
         s = state.get(AFFINITY_PRE_SCORE)
         if type(s) is not AffinityPreScoreState:
             return
+        self.start_empty(pod)
+        self.scores = {key: dict(values) for key, values in s.topology_score.items()}
+
+    def start_empty(self, pod: Pod) -> None:
+        """The plugin's PreScore skipped for ``pod`` because no pair was scored (no pod
+        matches yet): carry an empty state (the next PreScore skips while it stays empty)."""
         pi = PodInfo.of(pod)
         self.terms = (
             merge_weighted_terms(pi.preferred_affinity_terms, self.objects),
@@ -144,7 +150,7 @@ class AffinityScores:
             namespace_labels(self.objects, pod.metadata.namespace),
             self.plugin.args.hard_pod_affinity_weight,
         )
-        self.scores = {key: dict(values) for key, values in s.topology_score.items()}
+        self.scores = {}
 
     def write(self, state: CycleState) -> None:
         """What the plugin's PreScore would write for the next replica."""
