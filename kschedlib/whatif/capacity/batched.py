@@ -19,7 +19,7 @@ from kschedlib.plugins.podtopologyspread.plugin import PodTopologySpread
 from kschedlib.schedule_one import num_feasible_nodes_to_find
 from kschedlib.whatif.capacity.common import GONE, NODE_LOCAL_PLUGINS, SIGNATURE_FILTERS, SMALL
 from kschedlib.whatif.capacity.signatures import Signatures
-from kschedlib.whatif.capacity.soft import SoftScores, SpreadTerms
+from kschedlib.whatif.capacity.soft import LocalColumn, SoftScores, SpreadTerms
 from kschedlib.whatif.capacity.window import AffinityScores, LabelColumns, window_scores
 
 if TYPE_CHECKING:
@@ -563,13 +563,19 @@ class FastPath:
             soft = self.soft
             aff = self.affinity
             aff_scores = aff.scores if affinity_weight and aff is not None else None
-            if (spread_weight or affinity_weight) and not rest and not varying:
-                assert soft is not None
-                keyed = soft.keyed(
-                    aff_scores, self.labels, tot, pick, k, spread_weight, affinity_weight, _KEYED
-                )
-                if keyed is not None:
-                    return select_by_keys(keyed[0], keyed[1], feasible, nodes, alg)
+            if (spread_weight or affinity_weight or varying) and not rest:
+                local = self._local_columns(plan, varying, state, pod)
+                if local is not None and (spread_weight or affinity_weight or pod.spec is self.spec):
+                    if soft is None:
+                        soft = self._soft(nodes) if pod.spec is self.spec else None
+                    if self.labels is None or self.labels.nodes is not nodes:
+                        self.labels = LabelColumns(nodes)
+                    keyed = None if soft is None else soft.keyed(
+                        aff_scores, self.labels, tot, pick, k, spread_weight, affinity_weight,
+                        local, _KEYED,
+                    )
+                    if keyed is not None:
+                        return select_by_keys(keyed[0], keyed[1], feasible, nodes, alg)
             totals = pick(tot) if k > 1 else (tot[feasible[0]],)
             for idx, j in varying:
                 vals = list(pick(cols[idx]))
@@ -631,6 +637,20 @@ class FastPath:
         return str(nodes[feasible[at]].name)
 
 
+    def _local_columns(
+        self, plan: ScorePlan, varying: list[tuple[int, int]], state: CycleState, pod: Pod
+    ) -> list[LocalColumn] | None:
+        """The varying normalized node-local columns for ``SoftScores.keyed``; None when one
+        of them normalizes otherwise than value by value (only in-tree normalizers that
+        scale by the highest score are known to)."""
+        out: list[LocalColumn] = []
+        for idx, j in varying:
+            pl = plan.plugins[j]
+            if pl.name not in _VALUEWISE_NORMALIZE:
+                return None
+            out.append((self.cols[idx], _normalizer(plan.exts[j], state, pod), plan.weights[j]))
+        return out
+
     def _soft_split(
         self, plan: ScorePlan, pod: Pod, nodes: list[Any]
     ) -> tuple[int, int, list[int]]:
@@ -651,6 +671,31 @@ class FastPath:
             else:
                 rest.append(j)
         return spread_weight, affinity_weight, rest
+
+_VALUEWISE_NORMALIZE = frozenset({"NodeAffinity", "TaintToleration"})
+"""Node-local plugins whose NormalizeScore maps each raw score by the highest raw score of
+the window alone (default_normalize_score): normalizing the distinct raw scores of the
+window gives each its score."""
+
+
+def _normalizer(ext: Any, state: CycleState, pod: Pod) -> Any:
+    """A plugin's NormalizeScore over a plain list of raw scores (None: an error)."""
+
+    def normalize(vals: list[int]) -> list[int] | None:
+        vals = list(vals)
+        fast = getattr(ext, "normalize_score_values", None)
+        if fast is not None:
+            st = fast(state, pod, vals)
+        else:
+            scores = [NodeScore("", v) for v in vals]
+            st = ext.normalize_score(state, pod, scores)
+            vals = [ns.score for ns in scores]
+        if st is not None and st.code != Code.Success:
+            return None
+        return vals
+
+    return normalize
+
 
 def select_by_keys(
     keys: tuple[int, ...], table: dict[int, int], feasible: list[int], nodes: list[Any], alg: Any

@@ -18,11 +18,12 @@ or a placed replica changed one of its per-node weights."""
 from __future__ import annotations
 
 from itertools import repeat
-from operator import attrgetter, is_
+from collections.abc import Callable
+from operator import attrgetter, is_, is_not
 from typing import Any
 
 from kschedlib.api.pod import Pod
-from kschedlib.framework.interface import MAX_NODE_SCORE
+from kschedlib.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE
 from kschedlib.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
 from kschedlib.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
@@ -34,6 +35,9 @@ from kschedlib.plugins.podtopologyspread.scoring import go_round, topology_norma
 from kschedlib.whatif.capacity.common import SMALL
 
 _MAX_INT64 = (1 << 63) - 1
+LocalColumn = tuple[list[int], Callable[[list[int]], "list[int] | None"], int]
+"""A normalized node-local plugin's raw scores per position, its NormalizeScore over a list of
+raw scores (None: an error), and its weight."""
 _node_of = attrgetter("node")
 
 
@@ -197,6 +201,8 @@ class SoftScores:
         self.cpairs: list[tuple[int, int]] = []
         self.cdirty: set[int] | None = None
         """Positions whose combined key (local total, soft key) must be recomputed."""
+        self.local_cols: tuple[list[int], ...] = ()
+        """The normalized node-local columns the combined keys were built with."""
 
     def rescored(self, positions: Any) -> None:
         """The node-local totals of these positions were recomputed."""
@@ -333,22 +339,28 @@ class SoftScores:
 
     def keyed(
         self, aff: dict[str, dict[str, int]] | None, labels: Any, tot: list[int], pick: Any,
-        k: int, spread_weight: int, affinity_weight: int, limit: int,
+        k: int, spread_weight: int, affinity_weight: int, local: list[LocalColumn], limit: int,
     ) -> tuple[tuple[int, ...], dict[int, int]] | None:
-        """Each window node's combined key (its node-local total ``tot`` and its soft key)
-        and each present key's total score: nodes with equal keys get equal totals. None
-        when the window holds more than ``limit`` distinct keys (the columns are then
-        cheaper)."""
+        """Each window node's combined key (its node-local total ``tot``, its raw scores of
+        the ``local`` normalized columns, and its soft key) and each present key's total
+        score: nodes with equal keys get equal totals. None when the window holds more than
+        ``limit`` distinct keys (the columns are then cheaper) or a normalized score is out
+        of range (the columns report it)."""
         self.refresh(aff, labels)
+        cols = tuple(c for c, _n, _w in local)
+        if len(cols) != len(self.local_cols) or any(map(is_not, cols, self.local_cols)):
+            self.local_cols = cols
+            self.cdirty = None
+            self.cids, self.cpairs = {}, []
         cdirty = self.cdirty
         col, ccol, cids, cpairs = self.col, self.ccol, self.cids, self.cpairs
         todo: Any = range(len(col)) if cdirty is None else cdirty
         for p in todo:
-            pair = (tot[p], col[p])
-            c = cids.get(pair)
+            key = (tot[p], tuple(c[p] for c in cols), col[p]) if cols else (tot[p], (), col[p])
+            c = cids.get(key)
             if c is None:
-                c = cids[pair] = len(cpairs)
-                cpairs.append(pair)
+                c = cids[key] = len(cpairs)
+                cpairs.append(key)
             ccol[p] = c
         self.cdirty = set()
         keys: tuple[int, ...] = pick(ccol) if k > 1 else (pick(ccol),)
@@ -356,19 +368,27 @@ class SoftScores:
         if len(present) > limit:
             return None
         cp = [cpairs[c] for c in present]
-        soft_ids = list({i for _t, i in cp})
-        if len(soft_ids) == 1:
-            # One soft key in the window: the same soft score on every node.
-            return keys, {c: t for c, (t, _i) in zip(present, cp, strict=True)}
-        pairs = self.pairs
+        totals = [t for t, _r, _i in cp]
+        for m, (_col, normalize, w) in enumerate(local):
+            raws = list({r[m] for _t, r, _i in cp})
+            normed = normalize(raws)
+            if normed is None or min(normed) < MIN_NODE_SCORE or max(normed) > MAX_NODE_SCORE:
+                return None
+            by_raw = dict(zip(raws, normed, strict=True))
+            totals = [t + w * by_raw[r[m]] for t, (_t, r, _i) in zip(totals, cp, strict=True)]
+        soft_ids = list({i for _t, _r, i in cp})
+        if len(soft_ids) > 1 and (spread_weight or affinity_weight):
+            pairs = self.pairs
 
-        def ignored_nodes() -> int:
-            sparts = self.sparts
-            return sum(keys.count(c) for c, (_t, i) in zip(present, cp, strict=True)
-                       if sparts[pairs[i][0]][0])
+            def ignored_nodes() -> int:
+                sparts = self.sparts
+                return sum(keys.count(c) for c, (_t, _r, i) in zip(present, cp, strict=True)
+                           if sparts[pairs[i][0]][0])
 
-        table = self._table(soft_ids, ignored_nodes, k, spread_weight, affinity_weight)
-        return keys, {c: t + table[i] for c, (t, i) in zip(present, cp, strict=True)}
+            table = self._table(soft_ids, ignored_nodes, k, spread_weight, affinity_weight)
+            totals = [t + table[i] for t, (_t, _r, i) in zip(totals, cp, strict=True)]
+        # (One soft key in the window: the same soft score on every node, no effect.)
+        return keys, dict(zip(present, totals, strict=True))
 
     def _table(
         self, present: list[int], ignored_nodes: Any, k: int, spread_weight: int,
