@@ -328,6 +328,7 @@ def test_soft_key_scores_equal_the_plugins_on_any_window(
     fwk = s.framework_for(replica)
     assert fwk is not None
     keep = soft.SoftScores(nodes)
+    labels = window_mod.LabelColumns(nodes)
     spread_weight = affinity_weight = 0
     aff_scores = None
     for pl in fwk.pre_score_plugins:
@@ -335,7 +336,8 @@ def test_soft_key_scores_equal_the_plugins_on_any_window(
             constraints = pl.get_constraints(replica, SCHEDULE_ANYWAY)
             if constraints:
                 require_all = bool(replica.spec.topology_spread_constraints) or not pl.system_defaulted
-                keep.spread = soft.SpreadTerms(tuple(constraints), require_all, replica, nodes)
+                keep.spread = soft.SpreadTerms(tuple(constraints), require_all, replica, nodes,
+                                               labels)
                 spread_weight = fwk.score_weights[pl.name]
         if pl.name == "InterPodAffinity":
             state = CycleState()
@@ -344,7 +346,6 @@ def test_soft_key_scores_equal_the_plugins_on_any_window(
                 carried.start(state, replica)
                 aff_scores = carried.scores
                 affinity_weight = fwk.score_weights[pl.name]
-    labels = window_mod.LabelColumns(nodes)
     for positions in windows:
         positions = sorted(set(positions))
         window = [nodes[p] for p in positions]

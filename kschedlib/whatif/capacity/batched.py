@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from itertools import chain, compress, count, islice
 from operator import add, attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
@@ -109,8 +110,12 @@ class FastPath:
                 aff.scores = None
             else:
                 aff.add(pod, pod_info, node)
-                if self.soft is not None and p is not None:
-                    self.soft.placed_on(p)
+        soft = self.soft
+        if soft is not None:
+            if p is None or self.nodes is None or soft.nodes is not self.nodes:
+                self.soft = None
+            else:
+                soft.placed_on(p, aff is not None and aff.scores is not None)
         tracked = self.tracked
         if tracked is None or self.nodes is None:
             return
@@ -220,7 +225,10 @@ class FastPath:
             to_find = 1  # as find_nodes_that_pass_filters: the first feasible node will do
         offset = alg.next_start_node_index % n
         want = min(m, to_find + 1)
-        if m * 8 >= n:  # dense: compress walks the bytes at C speed
+        found: Sequence[int]
+        if offset + want <= n and mask.find(0, offset, offset + want) < 0:
+            found = range(offset, offset + want)  # a run of feasible nodes
+        elif m * 8 >= n:  # dense: compress walks the bytes at C speed
             walk = chain(
                 compress(range(offset, n), mask[offset:]), compress(range(offset), mask[:offset])
             )
@@ -353,13 +361,21 @@ class FastPath:
                         skip.add(pl.name)
                         continue
                     require_all = bool(pod.spec.topology_spread_constraints) or not pl.system_defaulted
-                    soft.spread = SpreadTerms(tuple(constraints), require_all, pod, nodes)
+                    soft.spread = SpreadTerms(
+                        tuple(constraints), require_all, pod, nodes, self._labels(nodes)
+                    )
                     continue
             if window is None:
                 window = list(itemgetter(*feasible)(nodes))
             if not _run_pre_score(state, pod, window, [pl], skip):
                 return False, window
         return True, window
+
+    def _labels(self, nodes: list[Any]) -> LabelColumns:
+        """The label columns of this node list."""
+        if self.labels is None or self.labels.nodes is not nodes:
+            self.labels = LabelColumns(nodes)
+        return self.labels
 
     def _soft(self, nodes: list[Any]) -> SoftScores | None:
         """The soft-rule scores for this node list (None: some node has no Node object)."""
@@ -537,7 +553,7 @@ class FastPath:
                     unscored.discard(p)
                 if self.soft is not None and todo:
                     self.soft.rescored(todo)
-            pick = itemgetter(*feasible)
+            pick = picker(feasible)
             constant = plan.constant
             varying: list[tuple[int, int]] = []
             for idx, j in enumerate(normalized):
@@ -557,8 +573,7 @@ class FastPath:
             spread_weight = affinity_weight = 0
             rest = plan.window
             if rest:
-                if self.labels is None or self.labels.nodes is not nodes:
-                    self.labels = LabelColumns(nodes)
+                self._labels(nodes)
                 spread_weight, affinity_weight, rest = self._soft_split(plan, pod, nodes)
             soft = self.soft
             aff = self.affinity
@@ -568,15 +583,14 @@ class FastPath:
                 if local is not None and (spread_weight or affinity_weight or pod.spec is self.spec):
                     if soft is None:
                         soft = self._soft(nodes) if pod.spec is self.spec else None
-                    if self.labels is None or self.labels.nodes is not nodes:
-                        self.labels = LabelColumns(nodes)
+                    self._labels(nodes)
                     keyed = None if soft is None else soft.keyed(
                         aff_scores, self.labels, tot, pick, k, spread_weight, affinity_weight,
                         local, _KEYED,
                     )
                     if keyed is not None:
                         return select_by_keys(keyed[0], keyed[1], feasible, nodes, alg)
-            totals = pick(tot) if k > 1 else (tot[feasible[0]],)
+            totals = pick(tot)
             for idx, j in varying:
                 vals = list(pick(cols[idx]))
                 ext = plan.exts[j]
@@ -697,13 +711,45 @@ def _normalizer(ext: Any, state: CycleState, pod: Pod) -> Any:
     return normalize
 
 
+def picker(feasible: Sequence[int]) -> Callable[[Sequence[Any]], Sequence[Any]]:
+    """A function taking the window's positions from a column, in window order (a slice
+    when the window is a run of positions)."""
+    if type(feasible) is range and feasible.step == 1:
+        start, stop = feasible.start, feasible.stop
+        return lambda col: col[start:stop]
+    if len(feasible) == 1:
+        only = feasible[0]
+        return lambda col: (col[only],)
+    return itemgetter(*feasible)
+
+
 def select_by_keys(
-    keys: tuple[int, ...], table: dict[int, int], feasible: list[int], nodes: list[Any], alg: Any
+    keys: Sequence[int], table: dict[int, int], feasible: Sequence[int], nodes: list[Any],
+    alg: Any,
 ) -> str:
     """SchedulingAlgorithm.select_host on the window's nodes, each scored ``table[key]`` by
     its key: the same highest score, ties and random draw as on the totals themselves."""
     best = max(table.values())
     top = [c for c, t in table.items() if t == best]
+    if isinstance(keys, (bytes, bytearray)) and not alg.deterministic:
+        # Keys of one byte: the best nodes marked by a translation, counted and found at
+        # C speed.
+        marks = bytearray(256)
+        for c in top:
+            marks[c] = 1
+        best_at = keys.translate(marks)
+        ties = best_at.count(1)
+        if ties == 1:
+            return str(nodes[feasible[best_at.index(1)]].name)
+        r = alg.rng.randrange(ties)
+        k = len(keys)
+        if ties == k:
+            return str(nodes[feasible[r]].name)
+        if r * 2 < ties:
+            at = next(islice(compress(count(), best_at), r, None))
+        else:
+            at = k - 1 - next(islice(compress(count(), reversed(best_at)), ties - 1 - r, None))
+        return str(nodes[feasible[at]].name)
     if alg.deterministic:
         chosen = set(top)
         return str(min(nodes[p].name for p, c in zip(feasible, keys, strict=True) if c in chosen))

@@ -18,19 +18,20 @@ or a placed replica changed one of its per-node weights."""
 from __future__ import annotations
 
 from itertools import repeat
-from collections.abc import Callable
-from operator import attrgetter, is_, is_not
+from collections.abc import Callable, Sequence
+from operator import add, attrgetter, is_, is_not, or_
 from typing import Any
 
 from kschedlib.api.pod import Pod
 from kschedlib.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE
 from kschedlib.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
+from kschedlib.framework.types import PodInfo
 from kschedlib.plugins.podtopologyspread.common import (
+    HONOR,
     LABEL_HOSTNAME,
     SpreadConstraint,
     count_pods_match_selector,
 )
-from kschedlib.plugins.podtopologyspread.counting import Share, node_share
 from kschedlib.plugins.podtopologyspread.scoring import go_round, topology_normalizing_weight
 from kschedlib.whatif.capacity.common import SMALL
 
@@ -44,73 +45,114 @@ _node_of = attrgetter("node")
 class SpreadTerms:
     """PodTopologySpread's ScheduleAnyway constraints of the replicas and, per constraint,
     the matching pods per topology value over all nodes (what PreScore's count_domains adds
-    up), kept from the node shares (``counting.node_share``) of every position."""
+    up, as ``counting.node_share`` shares them out) and, for hostname constraints, each
+    node's own matching pods (what Score counts). Counted once, then kept up to date with
+    each placed replica (``placed``): a replica matches a constraint's selector or not
+    (replicas share labels and namespace) and counts where the node does."""
 
     __slots__ = (
-        "constraints", "require_all", "pod", "required", "namespace", "keys", "host", "skews",
-        "shares", "totals", "memo", "rounded",
+        "constraints", "require_all", "keys", "host", "skews", "totals", "memo", "rounded",
+        "values", "included", "own", "ignored", "adds",
     )
 
     def __init__(
         self, constraints: tuple[SpreadConstraint, ...], require_all: bool, pod: Pod,
-        nodes: list[Any],
+        nodes: list[Any], labels: Any,
     ) -> None:
         self.constraints = constraints
         self.require_all = require_all
-        self.pod = pod
-        self.required = RequiredNodeAffinity.of(pod)
-        self.namespace = pod.metadata.namespace
         self.keys = tuple(c.topology_key for c in constraints)
         self.host = tuple(k == LABEL_HOSTNAME for k in self.keys)
         self.skews = tuple(float(c.max_skew - 1) for c in constraints)
-        self.shares: list[Share] = [self._share(ni) for ni in nodes]
-        self.totals: list[dict[str, int]] = [{} for _ in constraints]
         self.memo: dict[int, float] = {}
         """A constraint's weight per number of domains."""
         self.rounded: dict[float, int] = {}
         """go_round's result per summed score."""
-        for share in self.shares:
-            self._apply(share, 1)
+        ns = pod.metadata.namespace
+        required = RequiredNodeAffinity.of(pod)
+        replica = (PodInfo.of(pod),)
+        self.adds = tuple(count_pods_match_selector(replica, c.selector, ns) for c in constraints)
+        """What a placed replica adds to each constraint's matching pods (0 or 1)."""
+        n = len(nodes)
+        self.values: list[list[str | None]] = [labels.get(key) for key in self.keys]
+        """Per constraint, each position's value of its key (None: no such label)."""
+        # Nodes missing a key are left out (of counts and scores) when every key is required.
+        ignored = [False] * n
+        if require_all:
+            for col in self.values:
+                ignored = list(map(or_, ignored, map(is_, col, repeat(None))))
+        self.ignored = ignored
+        counts: dict[int, list[int]] = {}  # per selector (by identity): each node's matches
 
-    def _share(self, ni: Any) -> Share:
-        return node_share(
-            self.pod, self.constraints, self.required, self.namespace, ni, self.require_all
-        )
+        def matching(sel: Any) -> list[int]:
+            got = counts.get(id(sel))
+            if got is None:
+                got = counts[id(sel)] = [count_pods_match_selector(ni.pods, sel, ns) for ni in nodes]
+            return got
 
-    def _apply(self, share: Share, sign: int) -> None:
-        if share is None:
-            return
-        for i, x in enumerate(share):
-            if x is not None and x[1]:
-                m = self.totals[i]
-                m[x[0]] = m.get(x[0], 0) + sign * x[1]
-
-    def changed(self, p: int, ni: Any) -> None:
-        """The node at position ``p`` changed (it is now ``ni``)."""
-        new = self._share(ni)
-        old = self.shares[p]
-        if new != old:
-            self._apply(old, -1)
-            self._apply(new, 1)
-            self.shares[p] = new
-
-    def part(self, ni: Any) -> tuple[bool, tuple[Any, ...]]:
-        """What score_node reads of a node: whether it is ignored (a topology key missing
-        while every key is required), and per constraint the node's value, or for hostname
-        constraints its own matching pods (None: no such label)."""
-        labels = ni.node.metadata.labels
-        if self.require_all:
-            for key in self.keys:
-                if key not in labels:
-                    return (True, ())
-        out: list[Any] = []
-        for c, host in zip(self.constraints, self.host, strict=True):
-            value = labels.get(c.topology_key)
-            if host and value is not None:
-                out.append(count_pods_match_selector(ni.pods, c.selector, self.namespace))
+        self.included: list[list[bool]] = []
+        """Per constraint, whether each position counts into its topology value."""
+        self.own: list[list[int] | None] = []
+        """Per hostname constraint, each position's own matching pods (None otherwise)."""
+        self.totals: list[dict[str, int]] = []
+        for c, col, host in zip(constraints, self.values, self.host, strict=True):
+            trivial = (
+                c.node_affinity_policy != HONOR
+                or (required.label_selector is None and required.node_selector is None)
+            ) and c.node_taints_policy != HONOR
+            if trivial:
+                included = [not x for x in ignored]
             else:
-                out.append(value)
-        return (False, tuple(out))
+                included = [
+                    not skip and c.match_node_inclusion_policies(pod, ni.node, required)
+                    for ni, skip in zip(nodes, ignored, strict=True)
+                ]
+            self.included.append(included)
+            found = matching(c.selector)
+            self.own.append(list(found) if host else None)
+            totals: dict[str, int] = {}
+            for value, cnt, inc in zip(col, found, included, strict=True):
+                if cnt and inc:
+                    v = "" if value is None else value
+                    totals[v] = totals.get(v, 0) + cnt
+            self.totals.append(totals)
+
+    def placed(self, p: int) -> None:
+        """A replica was placed on the node at position ``p``."""
+        for i, add in enumerate(self.adds):
+            if not add:
+                continue
+            own = self.own[i]
+            if own is not None:
+                own[p] += add
+            if self.included[i][p]:
+                value = self.values[i][p]
+                v = "" if value is None else value
+                totals = self.totals[i]
+                totals[v] = totals.get(v, 0) + add
+
+    def part(self, p: int) -> tuple[bool, tuple[Any, ...]]:
+        """What score_node reads of the node at position ``p``: whether it is ignored (a
+        topology key missing while every key is required), and per constraint the node's
+        value, or for hostname constraints its own matching pods (None: no such label)."""
+        if self.ignored[p]:
+            return (True, ())
+        return (False, tuple(
+            col[p] if own is None or col[p] is None else own[p]
+            for col, own in zip(self.values, self.own, strict=True)
+        ))
+
+    def parts(self) -> list[tuple[bool, tuple[Any, ...]]]:
+        """``part`` of every position."""
+        cols = [
+            col if own is None else [None if v is None else c for v, c in zip(col, own, strict=True)]
+            for col, own in zip(self.values, self.own, strict=True)
+        ]
+        ignored_part = (True, ())
+        return [
+            ignored_part if skip else (False, vals)
+            for skip, vals in zip(self.ignored, zip(*cols), strict=True)
+        ]
 
     def normalized(
         self, parts: dict[int, tuple[bool, tuple[Any, ...]]], ignored_nodes: Any, k: int
@@ -165,6 +207,14 @@ class SpreadTerms:
 _MAX_ROUNDED = 4096
 
 
+def _intern(parts: Any) -> tuple[dict[Any, int], list[Any], list[int]]:
+    """Small ids for the distinct parts (in first-seen order), the parts by id, and each
+    part's id."""
+    parts = list(parts)
+    ids = {part: i for i, part in enumerate(dict.fromkeys(parts))}
+    return ids, list(ids), list(map(ids.__getitem__, parts))
+
+
 class SoftScores:
     """The soft keys of every position and the state their scores are worked out from (see
     the module docstring). ``spread`` is set once PodTopologySpread's PreScore has scored a
@@ -196,7 +246,7 @@ class SoftScores:
         self.aparts: list[Any] = []
         self.dirty: set[int] | None = None
         """Positions whose soft key must be recomputed (None: all)."""
-        self.ccol: list[int] = []
+        self.ccol: bytearray | list[int] = bytearray()
         self.cids: dict[tuple[int, int], int] = {}
         self.cpairs: list[tuple[int, int]] = []
         self.cdirty: set[int] | None = None
@@ -210,21 +260,24 @@ class SoftScores:
             self.cdirty.update(positions)
 
     def changed(self, positions: Any) -> None:
-        """The nodes at these positions changed (the cache said so)."""
-        sp = self.spread
-        nodes = self.nodes
-        dirty = self.dirty
-        for p in positions:
-            if sp is not None:
-                sp.changed(p, nodes[p])
-            if dirty is not None:
-                dirty.add(p)
+        """The nodes at these positions changed (the cache said so): their keys are
+        recomputed. (In the replica loop a node changes only by a replica placed on it,
+        which ``placed_on`` counts, or on the ordinary path, after which the loop starts
+        over with new soft scores.)"""
+        if self.dirty is not None:
+            self.dirty.update(positions)
 
-    def placed_on(self, p: int) -> None:
-        """A replica was placed on position ``p`` and InterPodAffinity's carried weights
-        took it: the positions sharing its fine pairs read new weights."""
+    def placed_on(self, p: int, affinity: bool) -> None:
+        """A replica was placed on position ``p`` (and ``affinity``: InterPodAffinity's
+        carried weights took it): the spread counts take it, and the positions sharing its
+        fine pairs read new weights."""
+        if self.spread is not None:
+            self.spread.placed(p)
         dirty = self.dirty
-        if dirty is None or not self.fine:
+        if dirty is None:
+            return
+        dirty.add(p)
+        if not affinity or not self.fine:
             return
         labels = self.nodes[p].node.metadata.labels
         for key, by_value in self.fine.items():
@@ -233,10 +286,12 @@ class SoftScores:
                 dirty.update(by_value.get(v, ()))
 
     def _build(self, aff: dict[str, dict[str, int]] | None, labels: Any) -> None:
-        """Start over: new soft keys for every position."""
+        """Start over: new soft keys for every position (built column by column)."""
         self.aff_scores = aff
         coarse: list[str] = []
         self.fine = {}
+        n = len(self.nodes)
+        fine_sum: list[int] = [0] * n
         for key in aff or ():
             col = labels.get(key)
             if key != LABEL_HOSTNAME and len(set(col)) <= SMALL:
@@ -247,24 +302,31 @@ class SoftScores:
                 if v is not None:
                     by_value.setdefault(v, []).append(p)
             self.fine[key] = by_value
+            assert aff is not None
+            # A node without the key reads None, never a key of the weights.
+            fine_sum = list(map(add, fine_sum, map(aff[key].get, col, repeat(0))))
         self.coarse = tuple(coarse)
         self.nkeys = 0 if aff is None else len(aff)
         self.built = (self.spread, aff)
-        self.col = [0] * len(self.nodes)
-        self.ids, self.pairs = {}, []
-        self.sids, self.sparts = {}, []
-        self.aids, self.aparts = {}, []
-        self.dirty = None
-        self.ccol = [0] * len(self.nodes)
-        self.cids, self.cpairs = {}, []
+        sp = self.spread
+        spread_parts: Any = repeat(None, n) if sp is None else sp.parts()
+        aff_parts: Any = (
+            repeat(None, n) if aff is None
+            else fine_sum if not coarse
+            else list(zip(fine_sum, *map(labels.get, coarse)))
+        )
+        self.sids, self.sparts, scol = _intern(spread_parts)
+        self.aids, self.aparts, acol = _intern(aff_parts)
+        self.ids, self.pairs, self.col = _intern(zip(scol, acol))
+        self.dirty = set()
         self.cdirty = None
 
-    def _affinity_part(self, ni: Any) -> Any:
+    def _affinity_part(self, p: int) -> Any:
         """The summed weights of the node's fine pairs, then its values of the coarse keys."""
         aff = self.aff_scores
         if aff is None:
             return None
-        labels = ni.node.metadata.labels
+        labels = self.nodes[p].node.metadata.labels
         fine = 0
         for key in self.fine:
             v = labels.get(key)
@@ -286,22 +348,20 @@ class SoftScores:
         ):
             self._build(aff, labels)
         dirty = self.dirty
-        if dirty is not None and not dirty:
+        if not dirty:
             return
-        nodes, col, ids, pairs = self.nodes, self.col, self.ids, self.pairs
+        col, ids, pairs = self.col, self.ids, self.pairs
         sids, sparts, aids, aparts = self.sids, self.sparts, self.aids, self.aparts
         sp = self.spread
         spread_part = None if sp is None else sp.part
         affinity_part = self._affinity_part
-        todo: Any = range(len(nodes)) if dirty is None else dirty
-        for p in todo:
-            ni = nodes[p]
-            part = None if spread_part is None else spread_part(ni)
+        for p in dirty:
+            part = None if spread_part is None else spread_part(p)
             s = sids.get(part)
             if s is None:
                 s = sids[part] = len(sparts)
                 sparts.append(part)
-            part = affinity_part(ni)
+            part = affinity_part(p)
             a = aids.get(part)
             if a is None:
                 a = aids[part] = len(aparts)
@@ -312,7 +372,7 @@ class SoftScores:
                 i = ids[pair] = len(pairs)
                 pairs.append(pair)
             col[p] = i
-        if dirty is not None and self.cdirty is not None:
+        if self.cdirty is not None:
             self.cdirty.update(dirty)
         self.dirty = set()
 
@@ -324,7 +384,7 @@ class SoftScores:
         (``pick`` takes the window's positions from a column); None when every node of the
         window gets the same (no effect on the choice of the node)."""
         self.refresh(aff, labels)
-        ids: tuple[int, ...] = pick(self.col) if k > 1 else (pick(self.col),)
+        ids: Sequence[int] = pick(self.col)
         present = list(set(ids))
         if len(present) == 1:
             return None
@@ -340,7 +400,7 @@ class SoftScores:
     def keyed(
         self, aff: dict[str, dict[str, int]] | None, labels: Any, tot: list[int], pick: Any,
         k: int, spread_weight: int, affinity_weight: int, local: list[LocalColumn], limit: int,
-    ) -> tuple[tuple[int, ...], dict[int, int]] | None:
+    ) -> tuple[Sequence[int], dict[int, int]] | None:
         """Each window node's combined key (its node-local total ``tot``, its raw scores of
         the ``local`` normalized columns, and its soft key) and each present key's total
         score: nodes with equal keys get equal totals. None when the window holds more than
@@ -351,19 +411,24 @@ class SoftScores:
         if len(cols) != len(self.local_cols) or any(map(is_not, cols, self.local_cols)):
             self.local_cols = cols
             self.cdirty = None
-            self.cids, self.cpairs = {}, []
         cdirty = self.cdirty
-        col, ccol, cids, cpairs = self.col, self.ccol, self.cids, self.cpairs
-        todo: Any = range(len(col)) if cdirty is None else cdirty
-        for p in todo:
-            key = (tot[p], tuple(c[p] for c in cols), col[p]) if cols else (tot[p], (), col[p])
-            c = cids.get(key)
-            if c is None:
-                c = cids[key] = len(cpairs)
-                cpairs.append(key)
-            ccol[p] = c
+        if cdirty is None:
+            self._combine_all(tot, cols)
+        elif cdirty:
+            col, ccol, cids, cpairs = self.col, self.ccol, self.cids, self.cpairs
+            for p in cdirty:
+                key = (tot[p], tuple(c[p] for c in cols) if cols else (), col[p])
+                c = cids.get(key)
+                if c is None:
+                    c = cids[key] = len(cpairs)
+                    cpairs.append(key)
+                    if c > 255 and type(ccol) is bytearray:
+                        self._combine_all(tot, cols)  # new ids for the keys still held
+                        break
+                ccol[p] = c
         self.cdirty = set()
-        keys: tuple[int, ...] = pick(ccol) if k > 1 else (pick(ccol),)
+        ccol, cpairs = self.ccol, self.cpairs
+        keys: Sequence[int] = pick(ccol)
         present = list(set(keys))
         if len(present) > limit:
             return None
@@ -389,6 +454,16 @@ class SoftScores:
             totals = [t + table[i] for t, (_t, _r, i) in zip(totals, cp, strict=True)]
         # (One soft key in the window: the same soft score on every node, no effect.)
         return keys, dict(zip(present, totals, strict=True))
+
+    def _combine_all(self, tot: list[int], cols: tuple[list[int], ...]) -> None:
+        """Every position's combined key, ids given afresh: one byte each while there are
+        at most 256 (the window's keys are then sliced, counted and found at C speed)."""
+        col = self.col
+        keys = list(zip(tot, zip(*cols), col)) if cols else list(zip(tot, repeat(()), col))
+        cids = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+        ids = list(map(cids.__getitem__, keys))
+        self.cids, self.cpairs = cids, list(cids)
+        self.ccol = bytearray(ids) if len(cids) <= 256 else ids
 
     def _table(
         self, present: list[int], ignored_nodes: Any, k: int, spread_weight: int,
