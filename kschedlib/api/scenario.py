@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,6 +49,70 @@ _LISTS: dict[str, Any] = {
     "resourceClaimTemplates": ResourceClaimTemplate.from_dict,
     "deviceTaintRules": DeviceTaintRule.from_dict,
 }
+
+
+class _Decoded(list):  # type: ignore[type-arg]
+    """A top-level object list already decoded by ``_stream_decode``."""
+
+    __slots__ = ()
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _skip(text: str, i: int) -> int:
+    """The index of the first non-whitespace character of ``text`` from ``i``."""
+    m = _WS.match(text, i)
+    return i if m is None else m.end()
+
+
+def _stream_decode(text: str) -> dict[str, Any] | None:
+    """The top-level JSON object of ``text`` with the lists of ``_LISTS`` decoded element by
+    element as they are parsed (``_Decoded``); None when ``text`` is not a JSON object."""
+    raw = json.JSONDecoder().raw_decode
+    i = _skip(text, 0)
+    if text[i : i + 1] != "{":
+        return None
+    data: dict[str, Any] = {}
+    i = _skip(text, i + 1)
+    if text[i] == "}":
+        return data if not text[_skip(text, i + 1) :] else None
+    while True:
+        key, i = raw(text, i)
+        if not isinstance(key, str):
+            return None
+        i = _skip(text, i)
+        if text[i] != ":":
+            return None
+        i = _skip(text, i + 1)
+        decode = _LISTS.get(key)
+        if decode is not None and text[i] == "[":
+            objs = _Decoded()
+            i = _skip(text, i + 1)
+            if text[i] == "]":
+                i += 1
+            else:
+                while True:
+                    obj, i = raw(text, i)
+                    objs.append(decode(obj))
+                    del obj
+                    i = _skip(text, i)
+                    sep = text[i]
+                    i = _skip(text, i + 1)
+                    if sep == "]":
+                        break
+                    if sep != ",":
+                        return None
+            data[key] = objs
+        else:
+            data[key], i = raw(text, i)
+        i = _skip(text, i)
+        sep = text[i]
+        i = _skip(text, i + 1)
+        if sep == "}":
+            return data if i == len(text) else None
+        if sep != ",":
+            return None
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -98,7 +163,10 @@ class Scenario:
             raw = data.get(key) or []
             if not isinstance(raw, list):
                 raise InvalidObjectError(f"scenario {name}", key, "expected a list")
-            if consume:
+            objs: list[Any]
+            if type(raw) is _Decoded:
+                objs = raw
+            elif consume:
                 raw.reverse()
                 objs = []
                 while raw:
@@ -136,8 +204,20 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
+        """Read a scenario file. Each object of the top-level lists is decoded as soon as
+        its JSON is parsed, so the raw JSON of all objects never exists at once; any error
+        is raised by reading the file the plain way (``from_dict(json.loads(text))``),
+        which gives what that gives."""
         with open(path, encoding="utf-8") as fh:
-            return cls.from_dict(json.load(fh), consume=True)
+            text = fh.read()
+        try:
+            data = _stream_decode(text)
+        except Exception:
+            data = None
+        if data is None:  # not a well-formed scenario object: the plain way raises its error
+            return cls.from_dict(json.loads(text), consume=True)
+        del text
+        return cls.from_dict(data)
 
     def other_objects(self) -> list[Any]:
         """Every object besides nodes and pods, for the scheduler's object store."""
