@@ -387,7 +387,7 @@ class FastPath:
     def _plan(self, state: CycleState, n: int, reuse: bool) -> ScorePlan | None:
         """The score plugins that run for this replica, their weights and extensions (kept
         while the skipped set is the same); None when one can be neither cached per node
-        nor scored on the window (a custom plugin, or a reused PreScore state)."""
+        nor scored on the window (a custom plugin)."""
         skip = frozenset(state.skip_score_plugins)
         plan = self.plan
         if plan is not None and plan.skip == skip:
@@ -401,10 +401,9 @@ class FastPath:
                 return None
             if reuse:
                 # E.g. system-default spreading (a Service selects the pods): the PreScore
-                # state is not the same for every replica. This replica takes the ordinary
-                # path; the next ones keep their own states and score on their windows.
+                # state is not the same for every replica. This replica scores on its window
+                # with the PreScore it just ran; the next ones keep their own states.
                 self.reusable = False
-                return None
         plan = self.plan = ScorePlan(skip, plugins, self.fwk.score_weights)
         order = tuple(plugins[j].name for j in plan.local)
         if order != self.score_order or len(self.cols) != len(plan.normalized):

@@ -82,12 +82,12 @@ class SpreadTerms:
             for col in self.values:
                 ignored = list(map(or_, ignored, map(is_, col, repeat(None))))
         self.ignored = ignored
-        counts: dict[int, list[int]] = {}  # per selector (by identity): each node's matches
+        counts: dict[Any, list[int]] = {}  # per selector: each node's matching pods
 
         def matching(sel: Any) -> list[int]:
-            got = counts.get(id(sel))
+            got = counts.get(sel)
             if got is None:
-                got = counts[id(sel)] = [count_pods_match_selector(ni.pods, sel, ns) for ni in nodes]
+                got = counts[sel] = [count_pods_match_selector(ni.pods, sel, ns) for ni in nodes]
             return got
 
         self.included: list[list[bool]] = []
