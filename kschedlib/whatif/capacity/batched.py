@@ -13,9 +13,9 @@ from kschedlib.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeSc
 from kschedlib.framework.runtime import Framework
 from kschedlib.framework.status import Code
 from kschedlib.framework.types import PodInfo
+from kschedlib.plugins.podtopologyspread.common import SCHEDULE_ANYWAY
 from kschedlib.plugins.podtopologyspread.filtering import CriticalPaths
 from kschedlib.plugins.podtopologyspread.filtering import PreFilterState as SpreadPreFilterState
-from kschedlib.plugins.podtopologyspread.common import SCHEDULE_ANYWAY
 from kschedlib.plugins.podtopologyspread.plugin import PodTopologySpread
 from kschedlib.schedule_one import num_feasible_nodes_to_find
 from kschedlib.whatif.capacity.common import GONE, NODE_LOCAL_PLUGINS, SIGNATURE_FILTERS, SMALL
@@ -312,7 +312,7 @@ class FastPath:
         return True
 
     def _other_pre_score(
-        self, state: CycleState, pod: Pod, nodes: list[Any], feasible: list[int],
+        self, state: CycleState, pod: Pod, nodes: list[Any], feasible: Sequence[int],
         window: list[Any] | None, skip: set[str],
     ) -> tuple[bool, list[Any] | None]:
         """The PreScore plugins that are not node-local, InterPodAffinity's state carried
@@ -465,7 +465,7 @@ class FastPath:
         return True
 
     def _score_and_select(
-        self, state: CycleState, pod: Pod, nodes: list[Any], feasible: list[int], reuse: bool,
+        self, state: CycleState, pod: Pod, nodes: list[Any], feasible: Sequence[int], reuse: bool,
         mask: bytes | bytearray,
     ) -> str | None:
         fwk, alg = self.fwk, self.fork.algorithm
@@ -578,14 +578,13 @@ class FastPath:
             aff = self.affinity
             aff_scores = aff.scores if affinity_weight and aff is not None else None
             if (spread_weight or affinity_weight or varying) and not rest:
-                local = self._local_columns(plan, varying, state, pod)
-                if local is not None and (spread_weight or affinity_weight or pod.spec is self.spec):
-                    if soft is None:
-                        soft = self._soft(nodes) if pod.spec is self.spec else None
-                    self._labels(nodes)
-                    keyed = None if soft is None else soft.keyed(
-                        aff_scores, self.labels, tot, pick, k, spread_weight, affinity_weight,
-                        local, _KEYED,
+                local_cols = self._local_columns(plan, varying, state, pod)
+                if soft is None and pod.spec is self.spec:
+                    soft = self._soft(nodes)
+                if local_cols is not None and soft is not None:
+                    keyed = soft.keyed(
+                        aff_scores, self._labels(nodes), tot, pick, k, spread_weight,
+                        affinity_weight, local_cols, _KEYED,
                     )
                     if keyed is not None:
                         return select_by_keys(keyed[0], keyed[1], feasible, nodes, alg)

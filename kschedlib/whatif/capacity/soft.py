@@ -17,15 +17,15 @@ or a placed replica changed one of its per-node weights."""
 
 from __future__ import annotations
 
-from itertools import repeat
 from collections.abc import Callable, Sequence
+from itertools import repeat
 from operator import add, attrgetter, is_, is_not, or_
 from typing import Any
 
 from kschedlib.api.pod import Pod
 from kschedlib.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE
-from kschedlib.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
 from kschedlib.framework.types import PodInfo
+from kschedlib.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
 from kschedlib.plugins.podtopologyspread.common import (
     HONOR,
     LABEL_HOSTNAME,
@@ -119,17 +119,17 @@ class SpreadTerms:
 
     def placed(self, p: int) -> None:
         """A replica was placed on the node at position ``p``."""
-        for i, add in enumerate(self.adds):
-            if not add:
+        for i, one in enumerate(self.adds):
+            if not one:
                 continue
             own = self.own[i]
             if own is not None:
-                own[p] += add
+                own[p] += one
             if self.included[i][p]:
                 value = self.values[i][p]
                 v = "" if value is None else value
                 totals = self.totals[i]
-                totals[v] = totals.get(v, 0) + add
+                totals[v] = totals.get(v, 0) + one
 
     def part(self, p: int) -> tuple[bool, tuple[Any, ...]]:
         """What score_node reads of the node at position ``p``: whether it is ignored (a
@@ -151,7 +151,7 @@ class SpreadTerms:
         ignored_part = (True, ())
         return [
             ignored_part if skip else (False, vals)
-            for skip, vals in zip(self.ignored, zip(*cols), strict=True)
+            for skip, vals in zip(self.ignored, zip(*cols, strict=True), strict=True)
         ]
 
     def normalized(
@@ -247,8 +247,8 @@ class SoftScores:
         self.dirty: set[int] | None = None
         """Positions whose soft key must be recomputed (None: all)."""
         self.ccol: bytearray | list[int] = bytearray()
-        self.cids: dict[tuple[int, int], int] = {}
-        self.cpairs: list[tuple[int, int]] = []
+        self.cids: dict[tuple[int, tuple[int, ...], int], int] = {}
+        self.cpairs: list[tuple[int, tuple[int, ...], int]] = []
         self.cdirty: set[int] | None = None
         """Positions whose combined key (local total, soft key) must be recomputed."""
         self.local_cols: tuple[list[int], ...] = ()
@@ -313,11 +313,11 @@ class SoftScores:
         aff_parts: Any = (
             repeat(None, n) if aff is None
             else fine_sum if not coarse
-            else list(zip(fine_sum, *map(labels.get, coarse)))
+            else list(zip(fine_sum, *map(labels.get, coarse), strict=True))
         )
         self.sids, self.sparts, scol = _intern(spread_parts)
         self.aids, self.aparts, acol = _intern(aff_parts)
-        self.ids, self.pairs, self.col = _intern(zip(scol, acol))
+        self.ids, self.pairs, self.col = _intern(zip(scol, acol, strict=True))
         self.dirty = set()
         self.cdirty = None
 
@@ -459,7 +459,8 @@ class SoftScores:
         """Every position's combined key, ids given afresh: one byte each while there are
         at most 256 (the window's keys are then sliced, counted and found at C speed)."""
         col = self.col
-        keys = list(zip(tot, zip(*cols), col)) if cols else list(zip(tot, repeat(()), col))
+        raws: Any = zip(*cols, strict=True) if cols else [()] * len(col)
+        keys = list(zip(tot, raws, col, strict=True))
         cids = {key: i for i, key in enumerate(dict.fromkeys(keys))}
         ids = list(map(cids.__getitem__, keys))
         self.cids, self.cpairs = cids, list(cids)
