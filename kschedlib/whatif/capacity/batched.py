@@ -47,7 +47,8 @@ class FastPath:
     extensions' AddPod, as a cycle does for nominated pods. Verdicts are bytes, one per
     position, so the round-robin window is found at C speed. The scores of those two
     plugins, when they score (ScheduleAnyway constraints, preferred terms, hard affinity
-    weight), come from their own PreScore on each replica's window (see ``window``)."""
+    weight), are kept per soft key (see ``soft``): the node is chosen per distinct (local
+    total, soft key) pair of the window when there are few, else on columns of scores."""
 
     def __init__(self, fork: Scheduler, fwk: Framework, template: Pod) -> None:
         self.fork = fork
@@ -648,7 +649,6 @@ class FastPath:
             at = k - 1 - back
         return str(nodes[feasible[at]].name)
 
-
     def _local_columns(
         self, plan: ScorePlan, varying: list[tuple[int, int]], state: CycleState, pod: Pod
     ) -> list[LocalColumn] | None:
@@ -683,6 +683,7 @@ class FastPath:
             else:
                 rest.append(j)
         return spread_weight, affinity_weight, rest
+
 
 _VALUEWISE_NORMALIZE = frozenset({"NodeAffinity", "TaintToleration"})
 """Node-local plugins whose NormalizeScore maps each raw score by the highest raw score of
