@@ -10,10 +10,12 @@ what it reads of its node; nodes with equal keys get equal raw scores and, since
 normalizations depend only on the set of raw scores in the window (PodTopologySpread: the
 lowest and highest not ignored, InterPodAffinity: the lowest and highest), equal normalized
 scores. A replica's window is then scored per distinct key present, not per node: the
-matching-pod totals are updated from the node shares of the nodes that changed (as the
-plugin's counter does), InterPodAffinity's weights are the carried PreScore state
+matching pods per topology value are counted once and each placed replica added where it
+counts, InterPodAffinity's weights are the carried PreScore state
 (``window.AffinityScores``), and a position's key is recomputed only when its node changed
-or a placed replica changed one of its per-node weights."""
+or a placed replica changed one of its per-node weights. ``keyed`` goes one step further:
+with the node-local total (and raw scores of value-wise normalized node-local plugins) in
+the key, the node is chosen per distinct key of the window."""
 
 from __future__ import annotations
 
@@ -217,8 +219,8 @@ def _intern(parts: Any) -> tuple[dict[Any, int], list[Any], list[int]]:
 
 class SoftScores:
     """The soft keys of every position and the state their scores are worked out from (see
-    the module docstring). ``spread`` is set once PodTopologySpread's PreScore has scored a
-    replica (its constraints are the same for every replica); the InterPodAffinity part
+    the module docstring). ``spread`` is set from PodTopologySpread's ScheduleAnyway
+    constraints once read (they are the same for every replica); the InterPodAffinity part
     follows the carried state ``affinity.scores``. A soft key is a pair of a spread part
     and an affinity part, each with its own small id."""
 
