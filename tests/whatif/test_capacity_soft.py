@@ -257,6 +257,22 @@ def test_nodes_without_the_zone_count_in_the_domain_of_empty_value() -> None:
     assert fast.replicas == slow.replicas and fast.batched == 200
 
 
+@pytest.mark.parametrize("byte_keys", [2, 20, 23])
+def test_more_keys_than_bytes_hold(byte_keys: int) -> None:
+    # The combined keys are one byte each while at most 256 (here fewer): beyond, the ids are
+    # given afresh, and a list holds them when the keys held are still too many.
+    s = _cluster(105, 3, 2, 4, False, False, 3, [(i, "web", "avoid") for i in range(0, 105, 4)])
+    tpl = _template(("anyway-zone", "preferred-anti-host", "node-preferred"), 1)
+    saved = soft._BYTE_KEYS
+    soft._BYTE_KEYS = byte_keys
+    try:
+        fast = capacity(s, tpl, limit=90)
+    finally:
+        soft._BYTE_KEYS = saved
+    slow = capacity(s, tpl, limit=90, batch=False)
+    assert fast.replicas == slow.replicas and fast.batched == 90
+
+
 def test_many_distinct_keys_score_on_columns(calls: dict[str, int]) -> None:
     # Nodes of different sizes: the local totals differ, and with a limit of 1 key per
     # window the columns are scored instead; the replicas are the same.

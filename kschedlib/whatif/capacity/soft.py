@@ -207,6 +207,8 @@ class SpreadTerms:
 
 
 _MAX_ROUNDED = 4096
+_BYTE_KEYS = 256
+"""While there are at most this many combined keys, each position's is one byte."""
 
 
 def _intern(parts: Any) -> tuple[dict[Any, int], list[Any], list[int]]:
@@ -424,7 +426,7 @@ class SoftScores:
                 if c is None:
                     c = cids[key] = len(cpairs)
                     cpairs.append(key)
-                    if c > 255 and type(ccol) is bytearray:
+                    if c >= _BYTE_KEYS and type(ccol) is bytearray:
                         self._combine_all(tot, cols)  # new ids for the keys still held
                         break
                 ccol[p] = c
@@ -466,7 +468,7 @@ class SoftScores:
         cids = {key: i for i, key in enumerate(dict.fromkeys(keys))}
         ids = list(map(cids.__getitem__, keys))
         self.cids, self.cpairs = cids, list(cids)
-        self.ccol = bytearray(ids) if len(cids) <= 256 else ids
+        self.ccol = bytearray(ids) if len(cids) <= _BYTE_KEYS else ids
 
     def _table(
         self, present: list[int], ignored_nodes: Any, k: int, spread_weight: int,
