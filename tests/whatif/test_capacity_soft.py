@@ -53,6 +53,8 @@ def _cluster(
         }
         if i < tainted:
             d["spec"] = {"taints": [{"key": "soft", "value": "x", "effect": "PreferNoSchedule"}]}
+        elif tainted and i % 17 == 3:  # no replica lands here; Honor leaves it out of counts
+            d["spec"] = {"taints": [{"key": "hard", "value": "x", "effect": "NoSchedule"}]}
         s.add_node(Node.from_dict(d))
     for k, (at, app, kind) in enumerate(running):
         spec: dict[str, Any] = {}
@@ -94,6 +96,11 @@ def _template(kinds: tuple[str, ...], skew: int) -> Any:
             constraints.append(_spread(ZONE, skew, nodeAffinityPolicy="Honor",
                                        nodeTaintsPolicy="Honor"))
             spec["nodeSelector"] = {"disk": "hdd"}
+        if kind == "anyway-honor-taints":  # the taints only
+            constraints.append(_spread(ZONE, skew, nodeTaintsPolicy="Honor"))
+        if kind == "anyway-honor-selector":  # nodeAffinityPolicy Honor is the default
+            constraints.append(_spread(ZONE, skew))
+            spec["nodeSelector"] = {"disk": "hdd"}
         if kind == "anyway-disk":
             constraints.append(_spread("disk", skew, nodeAffinityPolicy="Ignore"))
         if kind == "preferred-anti-host":
@@ -130,7 +137,8 @@ def _service() -> Any:
                        "spec": {"selector": {"app": "web"}}})
 
 
-KINDS = ("anyway-zone", "anyway-host", "anyway-honor", "anyway-disk", "preferred-anti-host",
+KINDS = ("anyway-zone", "anyway-host", "anyway-honor", "anyway-honor-taints",
+         "anyway-honor-selector", "anyway-disk", "preferred-anti-host",
          "preferred-anti-zone", "preferred-anti-slot", "preferred-affinity", "node-preferred")
 
 
@@ -271,6 +279,22 @@ def test_more_keys_than_bytes_hold(byte_keys: int) -> None:
         soft._BYTE_KEYS = saved
     slow = capacity(s, tpl, limit=90, batch=False)
     assert fast.replicas == slow.replicas and fast.batched == 90
+
+
+@pytest.mark.parametrize("kind", ["anyway-honor", "anyway-honor-taints", "anyway-honor-selector"])
+def test_inclusion_policies_leave_nodes_out_of_the_counts(kind: str) -> None:
+    # Many matching pods run on nodes the replicas cannot use (NoSchedule taints, the other
+    # disk type): with nodeTaintsPolicy and nodeAffinityPolicy Honor they do not count.
+    s = _cluster(105, 2, 0, 6, False, True, 3, [])
+    for i in range(105):
+        # Zone z0: pods on the ssd nodes; zone z1: pods on the NoSchedule nodes.
+        busy = 2 if i % 2 == 0 and i % 3 == 0 else 3 if i % 2 == 1 and i % 17 == 3 else 0
+        for j in range(busy):
+            s.add_pod(pod(f"busy{i}-{j}", cpu="100m", node_name=f"n{i:03d}", labels={"app": "web"},
+                          owner=None))
+    tpl = _template((kind,), 1)
+    fast, slow = capacity(s, tpl, limit=120), capacity(s, tpl, limit=120, batch=False)
+    assert fast.replicas == slow.replicas and fast.batched == 120
 
 
 def test_many_distinct_keys_score_on_columns(calls: dict[str, int]) -> None:
