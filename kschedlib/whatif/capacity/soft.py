@@ -54,7 +54,7 @@ class SpreadTerms:
 
     __slots__ = (
         "constraints", "require_all", "keys", "host", "skews", "totals", "memo", "rounded",
-        "values", "included", "own", "ignored", "adds",
+        "values", "included", "own", "ignored", "adds", "seen",
     )
 
     def __init__(
@@ -70,6 +70,9 @@ class SpreadTerms:
         """A constraint's weight per number of domains."""
         self.rounded: dict[float, int] = {}
         """go_round's result per summed score."""
+        self.seen: dict[frozenset[int], Any] = {}
+        """Per set of spread parts of a window: the ignored ones, the counted ones and each
+        constraint's number of domains among them (parts never change: ids are kept)."""
         ns = pod.metadata.namespace
         required = RequiredNodeAffinity.of(pod)
         replica = (PodInfo.of(pod),)
@@ -162,17 +165,27 @@ class SpreadTerms:
         """Per spread part of the window (``k`` nodes, ``ignored_nodes()`` of them ignored):
         PodTopologySpread's Score then NormalizeScore, as PreScore on the window sets them
         up (each constraint weighted by its number of domains in the window)."""
-        ignored = [i for i, part in parts.items() if part[0]]
-        counted = [(i, part[1]) for i, part in parts.items() if not part[0]]
+        seen = self.seen
+        ids = frozenset(parts)
+        got = seen.get(ids)
+        if got is None:
+            if len(seen) > _MAX_SEEN:
+                seen.clear()
+            ign = [i for i, part in parts.items() if part[0]]
+            cnt = [(i, part[1]) for i, part in parts.items() if not part[0]]
+            # A node without the key counts in the domain "" (only when keys are not all
+            # required: otherwise it is ignored).
+            domains = tuple(
+                0 if host else len({"" if vals[ci] is None else vals[ci] for _i, vals in cnt})
+                for ci, host in enumerate(self.host)
+            )
+            got = seen[ids] = (ign, cnt, domains)
+        ignored, counted, domains = got
         memo = self.memo
         plan = []
-        for ci, (host, skew, totals) in enumerate(zip(self.host, self.skews, self.totals, strict=True)):
+        for host, skew, totals, size in zip(self.host, self.skews, self.totals, domains, strict=True):
             if host:
                 size = k - (ignored_nodes() if ignored else 0)
-            else:
-                # A node without the key counts in the domain "" (only when keys are not
-                # all required: otherwise it is ignored).
-                size = len({"" if vals[ci] is None else vals[ci] for _i, vals in counted})
             w = memo.get(size)
             if w is None:
                 w = memo[size] = topology_normalizing_weight(size)
@@ -207,6 +220,7 @@ class SpreadTerms:
 
 
 _MAX_ROUNDED = 4096
+_MAX_SEEN = 1024
 _BYTE_KEYS = 256
 """While there are at most this many combined keys, each position's is one byte."""
 
@@ -313,6 +327,8 @@ class SoftScores:
         self.nkeys = 0 if aff is None else len(aff)
         self.built = (self.spread, aff)
         sp = self.spread
+        if sp is not None:
+            sp.seen.clear()  # the spread parts get new ids
         spread_parts: Any = repeat(None, n) if sp is None else sp.parts()
         aff_parts: Any = (
             repeat(None, n) if aff is None
