@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,6 +51,89 @@ _LISTS: dict[str, Any] = {
 }
 
 
+_ATTRS: dict[str, str] = {
+    "persistentVolumes": "persistent_volumes",
+    "persistentVolumeClaims": "persistent_volume_claims",
+    "storageClasses": "storage_classes",
+    "csiNodes": "csi_nodes",
+    "replicaSets": "replica_sets",
+    "statefulSets": "stateful_sets",
+    "replicationControllers": "replication_controllers",
+    "deviceClasses": "device_classes",
+    "resourceSlices": "resource_slices",
+    "resourceClaims": "resource_claims",
+    "resourceClaimTemplates": "resource_claim_templates",
+    "deviceTaintRules": "device_taint_rules",
+}
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_ws(text: str, i: int) -> int:
+    """The index of the first character at or after ``i`` that is not JSON white space."""
+    m = _WS.match(text, i)
+    return m.end() if m is not None else i
+
+
+def _stream_parts(text: str) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
+    """Parse a scenario object's top level, decoding the elements of its object lists one
+    at a time: (the other members, the decoded lists by key). None when the text is not
+    a plain JSON object (the caller's whole-file path reports it); raises ValueError on
+    bad JSON or an invalid object."""
+    scan = json.JSONDecoder().raw_decode
+    ws = _skip_ws
+    data: dict[str, Any] = {}
+    decoded: dict[str, list[Any]] = {}
+    i = ws(text, 0)
+    if text[i:i + 1] != "{":
+        return None
+    i = ws(text, i + 1)
+    if text[i:i + 1] == "}":
+        i += 1
+    else:
+        while True:
+            if text[i:i + 1] != '"':
+                return None
+            key, i = scan(text, i)
+            i = ws(text, i)
+            if text[i:i + 1] != ":":
+                return None
+            i = ws(text, i + 1)
+            decode = _LISTS.get(key)
+            if decode is not None and text[i:i + 1] == "[":
+                objs: list[Any] = []
+                i = ws(text, i + 1)
+                if text[i:i + 1] == "]":
+                    i += 1
+                else:
+                    while True:
+                        raw, i = scan(text, i)
+                        objs.append(decode(raw))
+                        del raw
+                        i = ws(text, i)
+                        c = text[i:i + 1]
+                        i = ws(text, i + 1)
+                        if c == "]":
+                            break
+                        if c != ",":
+                            return None
+                decoded[key] = objs
+                data.pop(key, None)
+            else:
+                data[key], i = scan(text, i)
+                decoded.pop(key, None)
+            i = ws(text, i)
+            c = text[i:i + 1]
+            i = ws(text, i + 1)
+            if c == "}":
+                break
+            if c != ",":
+                return None
+    if ws(text, i) != len(text):
+        return None
+    return data, decoded
+
+
 @attrs.define(slots=True, frozen=True, kw_only=True)
 class Scenario:
     name: str
@@ -85,6 +169,14 @@ class Scenario:
     def from_dict(cls, data: Mapping[str, Any], *, consume: bool = False) -> Scenario:
         """Decode a scenario; with ``consume`` the object lists of ``data`` are emptied as
         they are decoded, so the raw JSON is freed while the objects are built."""
+        return cls._build(data, {}, consume)
+
+    @classmethod
+    def _build(
+        cls, data: Mapping[str, Any], decoded: Mapping[str, list[Any]], consume: bool
+    ) -> Scenario:
+        """The scenario from ``data``, whose object lists named in ``decoded`` are already
+        decoded objects."""
         if not isinstance(data, Mapping):
             raise InvalidObjectError("scenario", "", "expected an object")
         name = data.get("name", "")
@@ -95,33 +187,21 @@ class Scenario:
             raise InvalidObjectError(f"scenario {name}", "config", "expected an object or null")
         kwargs: dict[str, Any] = {}
         for key, decode in _LISTS.items():
-            raw = data.get(key) or []
-            if not isinstance(raw, list):
-                raise InvalidObjectError(f"scenario {name}", key, "expected a list")
-            if consume:
-                raw.reverse()
-                objs = []
-                while raw:
-                    objs.append(decode(raw.pop()))
-            else:
-                objs = [decode(o) for o in raw]
+            objs = decoded.get(key)
+            if objs is None:
+                raw = data.get(key) or []
+                if not isinstance(raw, list):
+                    raise InvalidObjectError(f"scenario {name}", key, "expected a list")
+                if consume:
+                    raw.reverse()
+                    objs = []
+                    while raw:
+                        objs.append(decode(raw.pop()))
+                else:
+                    objs = [decode(o) for o in raw]
             if key == "pods":
                 objs = [p for p in objs if not is_terminal(p)]
-            attr = {
-                "persistentVolumes": "persistent_volumes",
-                "persistentVolumeClaims": "persistent_volume_claims",
-                "storageClasses": "storage_classes",
-                "csiNodes": "csi_nodes",
-                "replicaSets": "replica_sets",
-                "statefulSets": "stateful_sets",
-                "replicationControllers": "replication_controllers",
-                "deviceClasses": "device_classes",
-                "resourceSlices": "resource_slices",
-                "resourceClaims": "resource_claims",
-                "resourceClaimTemplates": "resource_claim_templates",
-                "deviceTaintRules": "device_taint_rules",
-            }.get(key, key)
-            kwargs[attr] = tuple(objs)
+            kwargs[_ATTRS.get(key, key)] = tuple(objs)
         gates = data.get("featureGates") or {}
         if not isinstance(gates, Mapping) or not all(
             isinstance(k, str) and isinstance(v, bool) for k, v in gates.items()
@@ -136,8 +216,22 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
+        """Read a scenario file. Its object lists are decoded element by element as the text
+        is parsed, so the raw JSON of the whole file never exists at once (a large file
+        costs little more than its objects); any problem (bad JSON, an invalid object) is
+        reported by the whole-file path, exactly as ``from_dict(json.loads(...))`` does."""
         with open(path, encoding="utf-8") as fh:
-            return cls.from_dict(json.load(fh), consume=True)
+            text = fh.read()
+        try:
+            parts = _stream_parts(text)
+        except (ValueError, TypeError):  # InvalidObjectError is a ValueError
+            parts = None
+        if parts is not None:
+            try:
+                return cls._build(parts[0], parts[1], True)
+            except (ValueError, TypeError):
+                pass
+        return cls.from_dict(json.loads(text), consume=True)
 
     def other_objects(self) -> list[Any]:
         """Every object besides nodes and pods, for the scheduler's object store."""
