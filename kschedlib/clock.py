@@ -7,13 +7,16 @@ so one clock can drive a Scheduler and its leader elector together.
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import itertools
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # asyncio (and ssl with it) is imported only by the async sleeps
+    import asyncio
 
 __all__ = ["FakeClock", "RealClock"]
 
@@ -140,6 +143,8 @@ class FakeClock:
 
     async def async_sleep(self, seconds: float) -> None:
         """Suspend the calling task until virtual time has advanced by ``seconds``."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
         heapq.heappush(self._waiters, (self._now + to_ns(max(seconds, 0.0)), next(self._seq), fut))
@@ -148,6 +153,8 @@ class FakeClock:
         await fut
 
     async def _drive(self) -> None:
+        import asyncio
+
         while True:
             for _ in range(self.settle_yields):
                 await asyncio.sleep(0)

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from kschedlib.api.pod import Pod
+from kschedlib.api.pod import Pod, pod_priority
 from kschedlib.framework.batch import OpportunisticBatch
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, FitError, NoNodesAvailableError
@@ -327,6 +327,8 @@ class Rejections:
 
     nodes: list[NodeInfo]
     statuses: list[Status]
+    names: list[str] | None = None
+    """The nodes' names, when known without reading every NodeInfo."""
 
     def __len__(self) -> int:
         return len(self.statuses)
@@ -592,6 +594,31 @@ def _filter_nominated_each(
     return feasible, failed
 
 
+@attrs.define(slots=True)
+class _RejectedPass:
+    """A Filter pass with nominated pods (every filter node-local, two-pass verdicts stored)
+    that rejected every node of the snapshot's node list, for a pod nominated nowhere: the
+    statuses in node list order. A node's verdict there depends only on the filters'
+    fragments (the same ``table`` and ``nominated_table``), its NodeInfo (unchanged while the
+    snapshot's change log does not name it) and the pods nominated to it with at least the
+    pod's ``priority`` (unchanged while the queue's nomination log does not name it), so a
+    pod of the same signature and priority, nominated nowhere, gets the same verdicts on the
+    nodes neither log names since (``seen``, ``mark``)."""
+
+    snapshot: Any
+    nodes: Sequence[NodeInfo]
+    seen: int
+    log: Any
+    """The queue's NominationLog."""
+    mark: int
+    table: dict[int, Status | None]
+    nominated_table: dict[int, Any]
+    priority: int
+    statuses: list[Status]
+    names: list[str]
+    """The names of ``nodes``, in order."""
+
+
 class SchedulingAlgorithm:
     """Carries what survives from pod to pod: the round-robin start index and the RNG."""
 
@@ -608,6 +635,7 @@ class SchedulingAlgorithm:
         self.rng = random.Random(seed)
         self.deterministic = deterministic
         self.next_start_node_index = 0
+        self._rejected_pass: _RejectedPass | None = None
 
     # --- schedulePod --------------------------------------------------------------------
 
@@ -779,18 +807,144 @@ class SchedulingAlgorithm:
             )
         else:
             assert nominated_names is not None
-            feasible, failed = _filter_with_table(
-                fwk, state, pod, order, to_find, filters, k, table, nominated_names
-            )
+            again = None
+            if k == len(filters) and nominated_names:
+                again = self._rejected_again(
+                    fwk, state, pod, nodes, start_at, filters, table, nominated_names
+                )
+            if again is not None:
+                feasible, failed = [], again
+            else:
+                feasible, failed = _filter_with_table(
+                    fwk, state, pod, order, to_find, filters, k, table, nominated_names
+                )
+                if isinstance(failed, Rejections) and k == len(filters) and nominated_names:
+                    self._keep_rejections(fwk, state, pod, nodes, start_at, filters, table, failed)
         if failed:
             if isinstance(failed, Rejections):
-                heads = statuses.set_all(map(_name, failed.nodes), failed.statuses)
+                names = failed.names
+                heads = statuses.set_all(
+                    map(_name, failed.nodes) if names is None else names, failed.statuses
+                )
             else:
                 heads = statuses.set_all(map(_first, failed), list(map(_second, failed)))
             add_status = diagnosis.add_plugin_status
             for st in heads:  # each distinct verdict, once or a few times
                 add_status(st)
         return feasible
+
+    def _keep_rejections(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        start_at: int,
+        filters: list[tuple[str, Any]],
+        table: dict[int, Status | None],
+        failed: Rejections,
+    ) -> None:
+        """Keep a pass with nominated pods that rejected every node of the snapshot (see
+        ``_RejectedPass``), when the pod is nominated nowhere."""
+        self._rejected_pass = None
+        snapshot: Any = fwk.snapshot_shared_lister()
+        n = len(nodes)
+        if (
+            getattr(snapshot, "changed_since", None) is None
+            or snapshot.list() is not nodes
+            or len(failed.statuses) != n
+            or failed.nodes[0] is not nodes[start_at]
+        ):
+            return
+        nominated_table = fwk.nominated_filter_table(state, pod, filters)
+        keyer = fwk.nominated_filter_keyer(state, pod)
+        log = getattr(keyer, "log", None)
+        is_nominated = getattr(keyer, "is_nominated", None)
+        if nominated_table is None or log is None or is_nominated is None or is_nominated(pod.uid):
+            return
+        sts = failed.statuses
+        cut = (n - start_at) % n
+        self._rejected_pass = _RejectedPass(
+            snapshot, nodes, snapshot.generation, log, log.mark(), table, nominated_table,
+            pod_priority(pod), [*sts[cut:], *sts[:cut]], list(map(_name, nodes)),
+        )
+
+    def _rejected_again(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        start_at: int,
+        filters: list[tuple[str, Any]],
+        table: dict[int, Status | None],
+        nominated_names: Collection[str],
+    ) -> Rejections | None:
+        """Every node's rejection from the kept pass (see ``_RejectedPass``), the nodes changed
+        since then filtered again in round-robin order; None when the kept pass does not
+        apply or a changed node is not rejected (the usual pass then decides)."""
+        rec = self._rejected_pass
+        if rec is None or rec.nodes is not nodes or rec.table is not table:
+            return None
+        snapshot: Any = fwk.snapshot_shared_lister()
+        if rec.snapshot is not snapshot or snapshot.list() is not nodes:
+            return None
+        if pod_priority(pod) != rec.priority:
+            return None
+        nominated_table = fwk.nominated_filter_table(state, pod, filters)
+        if nominated_table is None or nominated_table is not rec.nominated_table:
+            return None
+        keyer = fwk.nominated_filter_keyer(state, pod)
+        is_nominated = getattr(keyer, "is_nominated", None)
+        log: Any = rec.log
+        same_log = getattr(keyer, "log", None) is log
+        if not same_log or is_nominated is None:
+            return None
+        if is_nominated(pod.uid):
+            return None
+        changed = snapshot.changed_since(rec.seen)
+        renominated = log.since(rec.mark)
+        if changed is None or renominated is None:
+            return None
+        n = len(nodes)
+        statuses = list(rec.statuses)
+        pos = snapshot.positions
+        dirty = {p for p in map(pos.get, chain(changed, renominated)) if p is not None}
+        if dirty:
+            run = fwk.run_filter_plugins
+            run_nominated = fwk.run_filter_plugins_with_nominated_pods
+            get = table.get
+            get_nominated = nominated_table.get
+            for p in sorted(dirty, key=lambda p: (p - start_at) % n):  # in round-robin order
+                ni = nodes[p]
+                name = ni.name
+                if name != rec.names[p]:
+                    return None
+                st: Status | None
+                if name in nominated_names:
+                    key = keyer(name)
+                    e = get_nominated(ni.generation)
+                    if e is not None and e[0] == key:
+                        st = e[1]
+                    else:
+                        st = _run_nominated_and_store(
+                            run_nominated, state, pod, ni, filters, nominated_table, key
+                        )
+                else:
+                    st = get(ni.generation, _MISSING)
+                    if st is _MISSING:
+                        st = _run_and_store(run, state, pod, ni, filters, table)
+                if st is None or not st.is_rejected():
+                    return None
+                statuses[p] = st
+        rec.statuses = statuses
+        rec.seen = snapshot.generation
+        rec.mark = log.mark()
+        names = rec.names
+        return Rejections(
+            [*nodes[start_at:], *nodes[:start_at]], [*statuses[start_at:], *statuses[:start_at]],
+            [*names[start_at:], *names[:start_at]],
+        )
 
     def find_nodes_that_pass_extenders(
         self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis

@@ -51,87 +51,68 @@ _LISTS: dict[str, Any] = {
 }
 
 
-_ATTRS: dict[str, str] = {
-    "persistentVolumes": "persistent_volumes",
-    "persistentVolumeClaims": "persistent_volume_claims",
-    "storageClasses": "storage_classes",
-    "csiNodes": "csi_nodes",
-    "replicaSets": "replica_sets",
-    "statefulSets": "stateful_sets",
-    "replicationControllers": "replication_controllers",
-    "deviceClasses": "device_classes",
-    "resourceSlices": "resource_slices",
-    "resourceClaims": "resource_claims",
-    "resourceClaimTemplates": "resource_claim_templates",
-    "deviceTaintRules": "device_taint_rules",
-}
+class _Decoded(list):  # type: ignore[type-arg]
+    """A top-level object list already decoded by ``_stream_decode``."""
+
+    __slots__ = ()
+
 
 _WS = re.compile(r"[ \t\n\r]*")
 
 
-def _skip_ws(text: str, i: int) -> int:
-    """The index of the first character at or after ``i`` that is not JSON white space."""
+def _skip(text: str, i: int) -> int:
+    """The index of the first non-whitespace character of ``text`` from ``i``."""
     m = _WS.match(text, i)
-    return m.end() if m is not None else i
+    return i if m is None else m.end()
 
 
-def _stream_parts(text: str) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
-    """Parse a scenario object's top level, decoding the elements of its object lists one
-    at a time: (the other members, the decoded lists by key). None when the text is not
-    a plain JSON object (the caller's whole-file path reports it); raises ValueError on
-    bad JSON or an invalid object."""
-    scan = json.JSONDecoder().raw_decode
-    ws = _skip_ws
+def _stream_decode(text: str) -> dict[str, Any] | None:
+    """The top-level JSON object of ``text`` with the lists of ``_LISTS`` decoded element by
+    element as they are parsed (``_Decoded``); None when ``text`` is not a JSON object."""
+    raw = json.JSONDecoder().raw_decode
+    i = _skip(text, 0)
+    if text[i : i + 1] != "{":
+        return None
     data: dict[str, Any] = {}
-    decoded: dict[str, list[Any]] = {}
-    i = ws(text, 0)
-    if text[i:i + 1] != "{":
-        return None
-    i = ws(text, i + 1)
-    if text[i:i + 1] == "}":
-        i += 1
-    else:
-        while True:
-            if text[i:i + 1] != '"':
-                return None
-            key, i = scan(text, i)
-            i = ws(text, i)
-            if text[i:i + 1] != ":":
-                return None
-            i = ws(text, i + 1)
-            decode = _LISTS.get(key)
-            if decode is not None and text[i:i + 1] == "[":
-                objs: list[Any] = []
-                i = ws(text, i + 1)
-                if text[i:i + 1] == "]":
-                    i += 1
-                else:
-                    while True:
-                        raw, i = scan(text, i)
-                        objs.append(decode(raw))
-                        del raw
-                        i = ws(text, i)
-                        c = text[i:i + 1]
-                        i = ws(text, i + 1)
-                        if c == "]":
-                            break
-                        if c != ",":
-                            return None
-                decoded[key] = objs
-                data.pop(key, None)
+    i = _skip(text, i + 1)
+    if text[i] == "}":
+        return data if not text[_skip(text, i + 1) :] else None
+    while True:
+        key, i = raw(text, i)
+        if not isinstance(key, str):
+            return None
+        i = _skip(text, i)
+        if text[i] != ":":
+            return None
+        i = _skip(text, i + 1)
+        decode = _LISTS.get(key)
+        if decode is not None and text[i] == "[":
+            objs = _Decoded()
+            i = _skip(text, i + 1)
+            if text[i] == "]":
+                i += 1
             else:
-                data[key], i = scan(text, i)
-                decoded.pop(key, None)
-            i = ws(text, i)
-            c = text[i:i + 1]
-            i = ws(text, i + 1)
-            if c == "}":
-                break
-            if c != ",":
-                return None
-    if ws(text, i) != len(text):
-        return None
-    return data, decoded
+                while True:
+                    obj, i = raw(text, i)
+                    objs.append(decode(obj))
+                    del obj
+                    i = _skip(text, i)
+                    sep = text[i]
+                    i = _skip(text, i + 1)
+                    if sep == "]":
+                        break
+                    if sep != ",":
+                        return None
+            data[key] = objs
+        else:
+            data[key], i = raw(text, i)
+        i = _skip(text, i)
+        sep = text[i]
+        i = _skip(text, i + 1)
+        if sep == "}":
+            return data if i == len(text) else None
+        if sep != ",":
+            return None
 
 
 @attrs.define(slots=True, frozen=True, kw_only=True)
@@ -169,14 +150,6 @@ class Scenario:
     def from_dict(cls, data: Mapping[str, Any], *, consume: bool = False) -> Scenario:
         """Decode a scenario; with ``consume`` the object lists of ``data`` are emptied as
         they are decoded, so the raw JSON is freed while the objects are built."""
-        return cls._build(data, {}, consume)
-
-    @classmethod
-    def _build(
-        cls, data: Mapping[str, Any], decoded: Mapping[str, list[Any]], consume: bool
-    ) -> Scenario:
-        """The scenario from ``data``, whose object lists named in ``decoded`` are already
-        decoded objects."""
         if not isinstance(data, Mapping):
             raise InvalidObjectError("scenario", "", "expected an object")
         name = data.get("name", "")
@@ -187,21 +160,36 @@ class Scenario:
             raise InvalidObjectError(f"scenario {name}", "config", "expected an object or null")
         kwargs: dict[str, Any] = {}
         for key, decode in _LISTS.items():
-            objs = decoded.get(key)
-            if objs is None:
-                raw = data.get(key) or []
-                if not isinstance(raw, list):
-                    raise InvalidObjectError(f"scenario {name}", key, "expected a list")
-                if consume:
-                    raw.reverse()
-                    objs = []
-                    while raw:
-                        objs.append(decode(raw.pop()))
-                else:
-                    objs = [decode(o) for o in raw]
+            raw = data.get(key) or []
+            if not isinstance(raw, list):
+                raise InvalidObjectError(f"scenario {name}", key, "expected a list")
+            objs: list[Any]
+            if type(raw) is _Decoded:
+                objs = raw
+            elif consume:
+                raw.reverse()
+                objs = []
+                while raw:
+                    objs.append(decode(raw.pop()))
+            else:
+                objs = [decode(o) for o in raw]
             if key == "pods":
                 objs = [p for p in objs if not is_terminal(p)]
-            kwargs[_ATTRS.get(key, key)] = tuple(objs)
+            attr = {
+                "persistentVolumes": "persistent_volumes",
+                "persistentVolumeClaims": "persistent_volume_claims",
+                "storageClasses": "storage_classes",
+                "csiNodes": "csi_nodes",
+                "replicaSets": "replica_sets",
+                "statefulSets": "stateful_sets",
+                "replicationControllers": "replication_controllers",
+                "deviceClasses": "device_classes",
+                "resourceSlices": "resource_slices",
+                "resourceClaims": "resource_claims",
+                "resourceClaimTemplates": "resource_claim_templates",
+                "deviceTaintRules": "device_taint_rules",
+            }.get(key, key)
+            kwargs[attr] = tuple(objs)
         gates = data.get("featureGates") or {}
         if not isinstance(gates, Mapping) or not all(
             isinstance(k, str) and isinstance(v, bool) for k, v in gates.items()
@@ -216,22 +204,20 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
-        """Read a scenario file. Its object lists are decoded element by element as the text
-        is parsed, so the raw JSON of the whole file never exists at once (a large file
-        costs little more than its objects); any problem (bad JSON, an invalid object) is
-        reported by the whole-file path, exactly as ``from_dict(json.loads(...))`` does."""
+        """Read a scenario file. Each object of the top-level lists is decoded as soon as
+        its JSON is parsed, so the raw JSON of all objects never exists at once; any error
+        is raised by reading the file the plain way (``from_dict(json.loads(text))``),
+        which gives what that gives."""
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
         try:
-            parts = _stream_parts(text)
-        except (ValueError, TypeError):  # InvalidObjectError is a ValueError
-            parts = None
-        if parts is not None:
-            try:
-                return cls._build(parts[0], parts[1], True)
-            except (ValueError, TypeError):
-                pass
-        return cls.from_dict(json.loads(text), consume=True)
+            data = _stream_decode(text)
+        except Exception:
+            data = None
+        if data is None:  # not a well-formed scenario object: the plain way raises its error
+            return cls.from_dict(json.loads(text), consume=True)
+        del text
+        return cls.from_dict(data)
 
     def other_objects(self) -> list[Any]:
         """Every object besides nodes and pods, for the scheduler's object store."""

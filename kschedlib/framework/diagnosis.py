@@ -70,8 +70,11 @@ class NodeToStatus:
 
     def listed_with_code(self, nodes: Sequence[NodeInfo], code: Code) -> list[NodeInfo]:
         """The ``nodes`` (with a Node) whose explicit status has ``code``, in their order."""
-        statuses = map(self._statuses.get, map(_name_of, nodes), repeat(_NO_STATUS))
-        listed = map(eq, map(_code_of, statuses), repeat(code))  # at C speed
+        if len(self._codes) == 1 and code in self._codes:  # every listed status has ``code``
+            listed = map(self._statuses.__contains__, map(_name_of, nodes))
+        else:
+            statuses = map(self._statuses.get, map(_name_of, nodes), repeat(_NO_STATUS))
+            listed = map(eq, map(_code_of, statuses), repeat(code))  # at C speed
         return [ni for ni in compress(nodes, listed) if ni.node is not None]
 
     def nodes_for_status_code(self, lister: NodeInfoLister, code: Code) -> list:  # type: ignore[type-arg]

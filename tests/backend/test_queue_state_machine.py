@@ -70,6 +70,7 @@ class QueueMachine(RuleBasedStateMachine):
         self.current: dict[int, Pod] = {}  # pods that exist (informer view)
         self.in_flight: dict[str, QueuedPodInfo] = {}  # by UID
         self.generation = 0
+        self.kept: tuple[int, dict[tuple[str, int], Any]] | None = None
 
     def _pod(self, i: int, gated: bool) -> Pod:
         self.generation += 1
@@ -246,6 +247,27 @@ class QueueMachine(RuleBasedStateMachine):
                     )
                     assert kept == want
                     assert [p.uid for p, _ in kept] == [p.uid for p, _ in want]
+
+    @invariant()
+    def nomination_log_names_every_changed_node(self) -> None:
+        """A node the queue's nomination log does not name since a mark has the nominated
+        pods it had then (as a pass asks: the nodes some pod is nominated to, keys kept)."""
+        log = self.q._nominated_log
+        nominated = self.q.nominator.nominated_pods
+        now: dict[tuple[str, int], Any] = {}
+        for min_priority in (0, 2):
+            keys = self.q.nominated_filter_keys(min_priority, "")
+            for node in NODES:
+                got = keys(node) if node in nominated else ()
+                now[node, min_priority] = (got, [p.uid for p, _ in got])
+        if self.kept is not None:
+            mark, before = self.kept
+            changed = log.since(mark)
+            assert changed is not None
+            for (node, min_priority), was in before.items():
+                if node not in changed:
+                    assert now[node, min_priority] == was, (node, min_priority)
+        self.kept = (log.mark(), now)
 
     @invariant()
     def nominations_only_for_known_pods(self) -> None:

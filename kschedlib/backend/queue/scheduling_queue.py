@@ -199,6 +199,8 @@ class PriorityQueue(Requeue):
         added to, removed from or replaced in a sub-queue (``_nominated_touch``)."""
         self._nominated_memo_keys: dict[str, set[str]] = {}
         """pod key -> the memoized nodes whose entries it is part of."""
+        self._nominated_log = NominationLog()
+        """Every node whose memoized entry is dropped, in order (see NominationLog)."""
         for heap in (
             self._active.heap, self._backoff.pod_backoff_q, self._backoff.pod_error_backoff_q
         ):
@@ -225,6 +227,7 @@ class PriorityQueue(Requeue):
         self._nominator.copy_from(other._nominator)
         self._nominated_memo.clear()
         self._nominated_memo_keys.clear()
+        self._nominated_log.reset()
         self.move_request_cycle = other.move_request_cycle
         self._seq = other._seq
         self.metrics.copy_from(other.metrics)
@@ -523,39 +526,16 @@ class PriorityQueue(Requeue):
             for ref in self._nominator.nominated_pods_for_node(node_name)
         ]
 
-    def nominated_filter_keys(
-        self, min_priority: int, exclude_uid: str
-    ) -> Callable[[str], tuple[tuple[Pod, bool], ...]]:
+    def nominated_filter_keys(self, min_priority: int, exclude_uid: str) -> NominatedKeys:
         """node name -> (pod, pod_level) of the pods nominated there with at least
         ``min_priority``, ``exclude_uid`` left out: what the two-pass filter adds. Bound to
         the queue as it is now and remembered per node, for one scheduling cycle's lookups
         (the queue does not change during a cycle)."""
-        memo = self._nominated_memo
-        memo_keys = self._nominated_memo_keys
-        find = self._nominated_entry
-        cycle: dict[str, tuple[tuple[Pod, bool], ...]] = {}
-
-        def keys(node_name: str) -> tuple[tuple[Pod, bool], ...]:
-            found = cycle.get(node_name)
-            if found is not None:
-                return found
-            e = memo.get(node_name)
-            if e is None:
-                e = memo[node_name] = find(node_name)
-                for k in e[3]:
-                    memo_keys.setdefault(k, set()).add(node_name)
-            full, least, uids, _ = e
-            if least >= min_priority and exclude_uid not in uids:
-                found = full
-            else:
-                found = tuple(
-                    pl for pl, u in zip(full, uids, strict=True)
-                    if u != exclude_uid and (pl[0].spec.priority or 0) >= min_priority
-                )
-            cycle[node_name] = found
-            return found
-
-        return keys
+        return NominatedKeys(
+            self._nominated_memo, self._nominated_memo_keys, self._nominated_entry,
+            min_priority, exclude_uid, self._nominated_log,
+            self._nominator.nominated_pod_to_node.__contains__,
+        )
 
     def _nominated_entry(self, node_name: str) -> _NominatedEntry:
         """The pods nominated to ``node_name`` as found in the queue (as
@@ -597,12 +577,15 @@ class PriorityQueue(Requeue):
         nodes = self._nominated_memo_keys.pop(key, None)
         if nodes is not None:
             memo = self._nominated_memo
+            add = self._nominated_log.add
             for node_name in nodes:
                 memo.pop(node_name, None)
+                add(node_name)
 
     def _nominated_memo_drop(self, node_name: str) -> None:
         """``node_name``'s nominations change: drop its memoized nominated pods."""
         self._nominated_memo.pop(node_name, None)
+        self._nominated_log.add(node_name)
 
     def _nominated_pod_to_info(self, ref: PodRef) -> PodInfo:
         key = ref.key
@@ -685,3 +668,98 @@ class PriorityQueue(Requeue):
             if p.pod_info.required_affinity_terms or POD_TOPOLOGY_SPREAD in p.unschedulable_plugins:
                 assert key in self._cross_topology_keys, key
         assert len(self._active.in_flight.pods()) == len(self._active.in_flight)
+
+
+NominatedKey = tuple[tuple[Pod, bool], ...]
+
+
+class NominatedKeys:
+    """One cycle's node name -> nominated pods the two-pass filter adds (see
+    ``SchedulingQueue.nominated_filter_keys``), with the queue's log of the nodes whose
+    answer may have changed since (``log``)."""
+
+    __slots__ = ("_cycle", "_find", "_memo", "_memo_keys", "_min_priority", "_exclude_uid",
+                 "log", "is_nominated")
+
+    def __init__(
+        self,
+        memo: dict[str, _NominatedEntry],
+        memo_keys: dict[str, set[str]],
+        find: Callable[[str], _NominatedEntry],
+        min_priority: int,
+        exclude_uid: str,
+        log: NominationLog | None = None,
+        is_nominated: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.log = log
+        """Nodes whose answer may have changed, for callers keeping results across cycles."""
+        self.is_nominated = is_nominated
+        """Whether a pod (by UID) is nominated to some node."""
+        self._memo = memo
+        self._memo_keys = memo_keys
+        self._find = find
+        self._min_priority = min_priority
+        self._exclude_uid = exclude_uid
+        self._cycle: dict[str, NominatedKey] = {}
+
+    def __call__(self, node_name: str) -> NominatedKey:
+        found = self._cycle.get(node_name)
+        if found is not None:
+            return found
+        e = self._memo.get(node_name)
+        if e is None:
+            e = self._memo[node_name] = self._find(node_name)
+            memo_keys = self._memo_keys
+            for k in e[3]:
+                memo_keys.setdefault(k, set()).add(node_name)
+        full, least, uids, _ = e
+        exclude_uid, min_priority = self._exclude_uid, self._min_priority
+        if least >= min_priority and exclude_uid not in uids:
+            found = full
+        else:
+            found = tuple(
+                pl for pl, u in zip(full, uids, strict=True)
+                if u != exclude_uid and (pl[0].spec.priority or 0) >= min_priority
+            )
+        self._cycle[node_name] = found
+        return found
+
+
+_NOMINATION_LOG_MAX = 4096
+
+
+class NominationLog:
+    """The nodes whose memoized nominated pods were dropped (their nominations changed, or
+    one of their pods was added to, removed from or replaced in a sub-queue), in order: a
+    node not logged since a mark has the nominated pods it had then. Marks older than what
+    is kept, or taken before a ``reset`` (a fork took another queue's state), answer None."""
+
+    __slots__ = ("_names", "_floor")
+
+    def __init__(self) -> None:
+        self._names: list[str] = []
+        self._floor = 0
+        """The mark of ``_names[0]``."""
+
+    def mark(self) -> int:
+        return self._floor + len(self._names)
+
+    def since(self, mark: int) -> list[str] | None:
+        """The nodes logged since ``mark`` (maybe repeated), or None when not known."""
+        i = mark - self._floor
+        if i < 0 or i > len(self._names):
+            return None
+        return self._names[i:]
+
+    def add(self, node_name: str) -> None:
+        names = self._names
+        names.append(node_name)
+        if len(names) > _NOMINATION_LOG_MAX:
+            cut = len(names) // 2
+            del names[:cut]
+            self._floor += cut
+
+    def reset(self) -> None:
+        """Forget everything: every earlier mark answers None."""
+        self._floor += len(self._names) + 1
+        self._names.clear()

@@ -18,6 +18,13 @@ Outcomes are kept per (priority, fragments) and node name with the generation an
 nominated pods they were computed with (the pod objects, compared by identity), and dropped
 wholesale when the PDB objects change. Errors are never kept. This goes beyond
 kube-scheduler (which recomputes), and gives bit-for-bit what recomputation gives.
+
+Each table also keeps the names of the nodes whose stored outcome was found (or stored)
+with the nominated pods a preemptor nominated nowhere counts there (``_Table.kept``), with
+the mark of the queue's nomination log at the time: a node the log does not name since has
+the same nominated pods, so the next such preemptor of that priority compares the
+generation only (a preemptor nominated somewhere, which leaves itself out, stores under
+other nominated pods and takes the node's name out).
 """
 
 from __future__ import annotations
@@ -40,8 +47,23 @@ Outcome = tuple[list[Pod], int, "Status | None"]
 Stored = tuple[list[Pod], int, "Status | None", Any]
 """A stored outcome as find gives it back: victims, PDB violations, status, summary."""
 
-_Entry = tuple[int, tuple[Any, ...], tuple[tuple[Pod, ...], int, "Status | None"], Any]
-"""(NodeInfo generation, nominated key, (victims, PDB violations, status), summary)."""
+_Entry = tuple[
+    int, tuple[Any, ...], tuple[tuple[Pod, ...], int, "Status | None"], Any, "Status | None"
+]
+"""(NodeInfo generation, nominated key, (victims, PDB violations, status), summary, the
+status when it makes the node no candidate, else None)."""
+
+
+class _Table(dict[str, "_Entry"]):
+    """Stored outcomes by node name, with the names of the nodes whose outcome holds for a
+    preemptor nominated nowhere as of a mark of the queue's nomination log."""
+
+    __slots__ = ("kept",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept: tuple[Any, int, set[str]] | None = None
+        """(the queue's NominationLog, its mark, the node names)."""
 
 
 class DryRunCache:
@@ -88,15 +110,18 @@ class DryRunCache:
             self._pdbs = tuple(pdbs)
         prio = pod_priority(pod)
         key = (prio, tuple(frags))
-        table: dict[str, _Entry] = self._tables.table(key)
+        table: _Table = self._tables.table(key, _Table)
         keyer = getattr(handle, "nominated_filter_keyer", None)
         if keyer is not None:
             names_of = getattr(handle, "nominated_node_names", None)
             names = names_of() if names_of is not None else None
-            return DryRunMemo(
-                table, prio, pod.uid, None, keyer(state, pod),
+            keys_of = keyer(state, pod)
+            memo = DryRunMemo(
+                table, prio, pod.uid, None, keys_of,
                 None if names is None else names.__contains__,
             )
+            memo._plain = _plain_names(table, keys_of, pod.uid)
+            return memo
         copies = nominator.nominated_pods_for_node
 
         def keys(node_name: str) -> list[tuple[Pod, bool]]:
@@ -105,10 +130,32 @@ class DryRunCache:
         return DryRunMemo(table, prio, pod.uid, keys)
 
 
+def _plain_names(table: _Table, keys: Any, uid: str) -> set[str] | None:
+    """The names of the nodes whose stored outcome holds as found, for a preemptor (``uid``)
+    nominated nowhere; None for a preemptor nominated somewhere or a keyer without a log.
+    Takes the table's kept names forward to the log's current mark."""
+    log = getattr(keys, "log", None)
+    is_nominated = getattr(keys, "is_nominated", None)
+    if log is None or is_nominated is None or is_nominated(uid):
+        return None
+    names: set[str] | None = None
+    kept = table.kept
+    if kept is not None and kept[0] is log:
+        changed = log.since(kept[1])
+        if changed is not None:
+            names = kept[2]
+            names.difference_update(changed)
+    if names is None:
+        names = set()
+    table.kept = (log, log.mark(), names)
+    return names
+
+
 class DryRunMemo:
     """Stored dry-run outcomes for one preemption attempt's preemptor."""
 
-    __slots__ = ("_table", "_prio", "_uid", "_nominated_for", "_keyer", "_nominated_at")
+    __slots__ = ("_table", "_prio", "_uid", "_nominated_for", "_keyer", "_nominated_at",
+                 "_plain")
 
     def __init__(
         self, table: dict[str, _Entry], prio: int, uid: str, nominated_for: Any,
@@ -121,6 +168,9 @@ class DryRunMemo:
         self._keyer = keyer
         # node name -> whether any pod is nominated there (the keyer gives () elsewhere)
         self._nominated_at = nominated_at
+        self._plain: set[str] | None = None
+        """The nodes whose stored outcome holds as found (see ``_plain_names``), for a
+        preemptor nominated nowhere."""
 
     def nominated_key(self, node_name: str) -> tuple[Any, ...]:
         """The pods nominated to the node that the filter counts as running (identity and
@@ -134,12 +184,14 @@ class DryRunMemo:
                 out.append((p, level))
         return tuple(out)
 
-    def parts(self) -> tuple[dict[str, _Entry], Any, Any] | None:
-        """The stored outcomes, the keyer and the nominated-node test, for a caller that
-        inlines ``find`` (None when there is no keyer: call ``find``)."""
+    def parts(self) -> tuple[dict[str, _Entry], Any, Any, set[str] | None] | None:
+        """The stored outcomes, the keyer, the nominated-node test and the nodes whose
+        stored outcome holds as found when its generation is the node's (or None), for a
+        caller that inlines ``find`` (None when there is no keyer: call ``find``). The
+        caller adds a node it found a stored outcome for to those nodes."""
         if self._keyer is None:
             return None
-        return self._table, self._keyer, self._nominated_at
+        return self._table, self._keyer, self._nominated_at, self._plain
 
     def find(self, node_info: NodeInfo) -> tuple[tuple[Any, ...], Stored | None]:
         """The node's nominated key, and the outcome stored for the node's generation with
@@ -167,9 +219,18 @@ class DryRunMemo:
         victims, num_violations, status = outcome
         if status is not None and status.code == Code.Error:
             return
-        self._table[node_info.name] = (
+        name = node_info.name
+        self._table[name] = (
             node_info.generation,
             nominated,
             (tuple(victims), num_violations, status),
             summary,
+            status if status is not None and status.code != Code.Success else None,
         )
+        plain = self._plain
+        if plain is not None:
+            plain.add(name)
+        else:  # stored under the nominated pods this preemptor counts: not a plain one's
+            kept = getattr(self._table, "kept", None)
+            if kept is not None:
+                kept[2].discard(name)

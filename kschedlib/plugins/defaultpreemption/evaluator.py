@@ -225,24 +225,43 @@ class Evaluator:
         table_get: Any = None
         keyer: Any = None
         nominated_at: Any = None
+        plain: Any = _NO_NAMES  # nodes whose stored outcome holds as found (see DryRunMemo)
+        plain_add: Any = None
         if parts is not None:
-            table, keyer, nominated_at = parts
+            table, keyer, nominated_at, plain_names = parts
             table_get = table.get
+            if plain_names is not None:
+                plain, plain_add = plain_names, plain_names.add
         error = Code.Error
-        failed: list[tuple[str, Status]] = []  # into ``statuses`` at the end, in order
+        failed_names: list[str] = []  # into ``statuses`` at the end, in order
+        failed_statuses: list[Status] = []
         start = offset % n if n else 0
         for node in chain(islice(potential_nodes, start, None), islice(potential_nodes, start)):
             name = node.name
             summary = None
             if table_get is not None:  # memo.find inlined
-                nominated = keyer(name) if nominated_at is None or nominated_at(name) else ()
                 e = table_get(name)
-                if e is not None and e[0] == node.generation and e[1] == nominated:
+                hit = False
+                if e is not None and e[0] == node.generation:
+                    if name in plain:  # its nominated pods unchanged: the generation decides
+                        if e[4] is not None:  # stored as no candidate, with this status
+                            failed_names.append(name)
+                            failed_statuses.append(e[4])
+                            continue
+                        hit = True
+                    elif e[1] == (
+                        keyer(name) if nominated_at is None or nominated_at(name) else ()
+                    ):
+                        hit = True
+                        if plain_add is not None:
+                            plain_add(name)
+                if hit:
                     stored, num_violations, status = e[2]
                     pods = [*stored] if stored else []
                     if summarize is not None:
                         summary = e[3]
                 else:
+                    nominated = keyer(name) if nominated_at is None or nominated_at(name) else ()
                     pods, num_violations, status = select(state.clone(), pod, node.clone(), pdbs)
                     if summarize is not None and pods:
                         summary = summarize(pods, num_violations)
@@ -274,8 +293,9 @@ class Evaluator:
                 status = Status.error(f'expected at least one victim pod on node "{name}"')
             if status.code == error:
                 errors.append(status.message())
-            failed.append((name, status))
-        statuses.set_all([name for name, _ in failed], [st for _, st in failed])
+            failed_names.append(name)
+            failed_statuses.append(status)
+        statuses.set_all(failed_names, failed_statuses)
         err = aggregate_error_message(errors) if errors else None
         return non_violating + violating, statuses, err
 
@@ -477,6 +497,9 @@ def _leading_by_default_criteria(
     if scores.count(top) == 1:
         return [candidates[scores.index(top)]]
     return [node for node, score in zip(candidates, scores, strict=True) if score == top]
+
+
+_NO_NAMES: frozenset[str] = frozenset()
 
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
