@@ -60,9 +60,30 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-# Decoded strings are interned: names, namespaces, kinds and label values repeat across
-# thousands of objects, and one shared copy of each keeps a loaded cluster small.
-_intern = sys.intern
+# Decoded strings are shared: names, namespaces, kinds and label values repeat across
+# thousands of objects, and one copy of each keeps a loaded cluster small. sys.intern does it
+# where interned strings are freed with their last reference; CPython 3.12 makes them immortal
+# (a long-running host would keep every pod name ever decoded), so there a small bounded memo
+# shares the frequent values instead.
+_STRS: dict[str, str] = {}
+_STRS_MAX = 4096
+
+
+def _interning_is_mortal() -> bool:
+    probe = sys.intern("".join(("kschedlib-intern-probe-", str(id(object())))))
+    return sys.getrefcount(probe) < 1 << 20
+
+
+def _memo_str(value: str) -> str:
+    hit = _STRS.get(value)
+    if hit is None:
+        if len(_STRS) >= _STRS_MAX:
+            _STRS.clear()
+        _STRS[value] = hit = value
+    return hit
+
+
+_intern: Callable[[str], str] = sys.intern if _interning_is_mortal() else _memo_str
 
 
 def _dec_str(value: Any, path: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +77,23 @@ def test_string_subclasses_and_bad_types() -> None:
         Node.from_dict({"metadata": {"name": 3}})
     with pytest.raises(InvalidObjectError, match="labels"):
         Node.from_dict({"metadata": {"name": "n", "labels": {"k": 1}}})
+
+
+def test_interning_never_keeps_a_string_alive() -> None:
+    """Where interned strings are immortal (CPython 3.12) the codec shares through a bounded
+    memo instead: decoding many distinct names must not keep them all."""
+    if sys.implementation.name == "cpython":
+        assert codec._interning_is_mortal() == (sys.version_info[:2] != (3, 12))
+    assert (codec._intern is sys.intern) == codec._interning_is_mortal()
+
+
+def test_bounded_memo_shares_and_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codec, "_STRS_MAX", 8)
+    monkeypatch.setattr(codec, "_STRS", {})
+    monkeypatch.setattr(codec, "_intern", codec._memo_str)
+    a = Node.from_dict({"metadata": {"name": "".join(["n", "1"]), "labels": {"k": "v"}}})
+    b = Node.from_dict({"metadata": {"name": "".join(["n", "1"]), "labels": {"k": "v"}}})
+    assert a.metadata.name is b.metadata.name and a == b
+    for i in range(100):
+        Node.from_dict({"metadata": {"name": f"node-{i}"}})
+        assert len(codec._STRS) <= 8
