@@ -6,23 +6,28 @@ from array import array
 from collections.abc import Mapping, Sequence
 from heapq import nlargest, nsmallest
 from itertools import compress, repeat
-from operator import eq, gt
+from operator import add, eq, gt, mul
 from struct import unpack_from
 from typing import Any, TypeVar
 
 from kschedlib.api.pod import Pod
 from kschedlib.framework.diagnosis import Diagnosis
-from kschedlib.framework.reuse import ScoreBreakdown
+from kschedlib.framework.reuse import ScoreBreakdown, gens_from_log, is_uniform_column
 from kschedlib.framework.runtime import Framework
 from kschedlib.plugins.gangscheduling import MSG_WAITING_AT_PERMIT
 from kschedlib.results import (
     FEASIBLE_SLOT,
+    LAZY,
+    REJECTED_SLOT,
+    SCORES_SLOT,
     Deferred,
     Explanation,
     LazyScores,
     NodeScoreDetail,
     NodeVerdict,
     PluginScoreDetail,
+    new_explanation,
+    register_lazy_builder,
 )
 from kschedlib.schedule_one import ScheduleResult
 from kschedlib.scheduler_base import SchedulerBase
@@ -73,38 +78,188 @@ def _shared(t: _T) -> _T:
     return got
 
 
-def _shared_items(cols: dict[str, Sequence[int]]) -> tuple[tuple[str, Sequence[int]], ...]:
-    """``tuple(cols.items())``, shared with earlier breakdowns that hold the very same
-    column objects (the folded score path shares the columns of one score everywhere)."""
-    items = tuple(cols.items())
-    key = ("cols", *map(id, cols.values()))
+_Static = tuple[
+    tuple[str, ...],
+    tuple[tuple[str, int], ...],
+    tuple[tuple[str, Sequence[int]], ...],
+    tuple[tuple[str, Sequence[int]], ...],
+    tuple[str, ...],
+]
+"""(plugins, weights, raw, normalized, row plugins): the first five parts of a _Parts."""
+
+
+def _static(b: ScoreBreakdown) -> _Static:
+    """``b``'s plugins, weights, per-plugin columns and row plugins as one tuple, shared with
+    the earlier attempts that hold the very same column objects (the shared columns of one
+    score on every node: explanations of many pods then keep one reference)."""
+    raw, normalized = b.raw, b.normalized
+    key = (
+        "static", *b.plugins, "", *b.weights.values(), "", *raw, *map(id, raw.values()), "",
+        *normalized, *map(id, normalized.values()), "", *b.row_plugins,
+    )
     got = _SHARED.get(key)
-    if got is not None and len(got) == len(items) and all(
-        a[0] == b[0] and a[1] is b[1] for a, b in zip(got, items, strict=True)
-    ):
+    if got is not None:  # (it holds its columns, so an id it was keyed by is theirs)
         return got  # type: ignore[no-any-return]
-    if len(_SHARED) >= 4096:
-        _SHARED.clear()
-    _SHARED[key] = items
-    return items
+    static = (
+        _shared(tuple(b.plugins)), _shared(tuple(b.weights.items())), tuple(raw.items()),
+        tuple(normalized.items()), _shared(tuple(b.row_plugins)),
+    )
+    if all(map(is_uniform_column, raw.values())) and all(
+        map(is_uniform_column, normalized.values())
+    ):  # (other columns are new at each attempt: not kept here)
+        if len(_SHARED) >= 4096:
+            _SHARED.clear()
+        _SHARED[key] = static
+    return static
 
 
 def _parts(b: ScoreBreakdown) -> _Parts:
+    return (*_static(b), tuple(b.rows), b.window_gens())
+
+
+_Kept = dict[int, tuple[str, tuple[int, ...]]]
+
+
+def _window_names(
+    window: tuple[str, ...] | None, start: int, count: int, gens: bytes, kept: _Kept | None
+) -> tuple[str, ...]:
+    """The names of ``count`` scored nodes: the run of the node list's names ``window`` from
+    ``start`` (round-robin), else each node's entry in ``kept`` by its generation."""
+    if window is not None:
+        end = start + count
+        n = len(window)
+        return window[start:end] if end <= n else window[start:] + window[: end - n]
+    assert kept is not None
+    return tuple([kept[g][0] for g in array("q", gens)])
+
+
+def _result_names(result: ScheduleResult) -> tuple[str, ...]:
+    """The feasible nodes' names, in scoring order, from what the cycle recorded."""
+    b = result.breakdown
+    if b is not None:
+        if b.window is not None:
+            return _window_names(b.window, b.start, b.count, b"", None)
+        if b.kept is not None and b.gens:
+            return _window_names(None, 0, len(b.gens) // 8, b.gens, b.kept)
+        if b.names is not None:
+            return b.names
+    return tuple([ni.name for ni in result.feasible])
+
+
+def _sub_parts(p: _Parts, kept: _Kept | None, idx: Sequence[int]) -> _Parts:
+    """The parts of the nodes at ``idx`` only, in that order (rows read, no kept table)."""
+    plugins, weights, raw, normalized, row_plugins, rows, gens = p
+    if kept is not None:
+        rows = tuple([kept[unpack_from("q", gens, 8 * i)[0]][1] for i in idx])
+    else:
+        rows = tuple([rows[i] for i in idx]) if rows else ()
     return (
-        _shared(tuple(b.plugins)),
-        _shared(tuple(b.weights.items())),
-        _shared_items(b.raw),
-        _shared_items(b.normalized),
-        _shared(tuple(b.row_plugins)),
-        tuple(b.rows), b.gens,
+        plugins, weights,
+        _shared(tuple([(n, tuple([col[i] for i in idx])) for n, col in raw])),
+        _shared(tuple([(n, tuple([col[i] for i in idx])) for n, col in normalized])),
+        row_plugins, _shared(rows), b"",
     )
+
+
+# Lazy records (plain tuples of immutable things, see results.LAZY), built when read with
+# the Explanation's ``_kept`` (the folded score path's table); the feasible names and the
+# scores of an explanation are built from the same record:
+#   (LAZY, "rec", window, start, count, static, gens, log, length, at, selected, gen_at):
+#       an attempt on the folded score path as the cycle left it (``gens`` the nodes'
+#       generations as bytes or, with a ``log``, the marks' base of (base, log, length), see
+#       gens_from_log; ``gen_at`` the selected node's generation; the totals are the
+#       weighted sums of the normalized scores, as the cycle added them up);
+#   (LAZY, "sel", window, start, count, gens, name, total, static, row, selected): its
+#       selected node's scores alone (``static`` with one-value columns, ``row`` its row).
+
+
+def _build_lazy(field: str, rec: tuple[Any, ...], kept: _Kept | None) -> Any:
+    if field == "rejected":  # (an attempt recorded so rejected no node)
+        return {}
+    if rec[1] == "sel":
+        _, _, window, start, count, gens, name, total, static, row, selected = rec
+        if field == "feasible":
+            return tuple(sorted(_window_names(window, start, count, gens, kept)))
+        if name is None:
+            return ScoreView((), (), 0, (*static, (), b""), None, None, None, selected)
+        return ScoreView(
+            (name,), (total,), 0, (*static, (row,), b""), None, None, None, selected
+        )
+    _, _, window, start, count, static, gens, log, length, at, selected, _ = rec
+    names = _window_names(window, start, count, b"", kept) if window is not None else (
+        _window_names(None, 0, count, gens, kept)
+    )
+    if field == "feasible":
+        return tuple(sorted(names))
+    if log is not None:
+        gens = gens_from_log((gens, log, length), start, len(gens) // 8, count)
+    view = ScoreView(names, None, 0, (*static, (), gens), kept, None, None, selected)
+    view.at = at
+    return view
+
+
+register_lazy_builder(_build_lazy)
+
+
+def _is_record(value: object, kind: str) -> bool:
+    return type(value) is tuple and len(value) > 1 and value[0] == LAZY and value[1] == kind
+
+
+_ONE_NODE: dict[int, tuple[_Static, tuple[Any, ...], int, tuple[int, ...]]] = {}
+"""id(static) -> (static, its one-node static, the columns' weighted sum, the row plugins'
+weights), for statics whose columns each hold one score on every node."""
+
+
+def _selected_record(rec: tuple[Any, ...], kept: _Kept) -> tuple[Any, ...]:
+    """The "sel" record of a "rec" record (the selected node's scores, the feasible names)."""
+    _, _, window, start, count, static, gens, log, length, at, selected, gen_at = rec
+    if at is None and selected is not None:
+        names = _window_names(window, start, count, gens if window is None else b"", kept)
+        at = names.index(selected) if selected in names else None
+    plugins, weights, raw, normalized, row_plugins = static
+    names_gens = b"" if window is not None else gens
+    sub: tuple[Any, ...]
+    if at is None:
+        sub = _shared((
+            plugins, weights, tuple([(p, ()) for p, _ in raw]),
+            tuple([(p, ()) for p, _ in normalized]), row_plugins,
+        ))
+        return (LAZY, "sel", window, start, count, names_gens, None, 0, sub, (), selected)
+    if gen_at is None:
+        if log is not None:
+            gens = gens_from_log((gens, log, length), start, len(gens) // 8, count)
+        gen_at = unpack_from("q", gens, 8 * at)[0]
+    name, row = kept[gen_at]
+    one = _ONE_NODE.get(id(static))
+    if one is not None and one[0] is static:  # every column holds one score on every node
+        _, sub, base, row_weights = one
+        total = base + sum(map(mul, row, row_weights))
+        return (LAZY, "sel", window, start, count, names_gens, name, total, sub, row, selected)
+    sub = _shared((
+        plugins, weights, tuple([(p, (col[at],)) for p, col in raw]),
+        tuple([(p, (col[at],)) for p, col in normalized]), row_plugins,
+    ))
+    by_plugin = dict(normalized)
+    total = 0
+    for p, w in weights:  # (in ``plugins`` order) as ScoreView adds them up
+        col = by_plugin.get(p)
+        total += w * (col[at] if col is not None else row[row_plugins.index(p)])
+    if all(map(is_uniform_column, by_plugin.values())) and all(
+        is_uniform_column(col) for _, col in raw
+    ):  # the same for every node of every attempt with these columns: kept for them
+        w_of = dict(weights)
+        base = sum(w_of[p] * col[0] for p, col in normalized)
+        if len(_ONE_NODE) >= 256:
+            _ONE_NODE.clear()
+        _ONE_NODE[id(static)] = (static, sub, base, tuple([w_of[p] for p in row_plugins]))
+    return (LAZY, "sel", window, start, count, names_gens, name, total, sub, row, selected)
 
 
 def _breakdown(p: _Parts, kept: dict[int, tuple[str, tuple[int, ...]]] | None) -> ScoreBreakdown:
     plugins, weights, raw, normalized, row_plugins, rows, gens = p
     return ScoreBreakdown(
         list(plugins), dict(weights), dict(raw), dict(normalized), list(row_plugins),
-        rows, 0, None, gens, kept,
+        rows, gens=gens, kept=kept,
     )
 
 
@@ -112,8 +267,9 @@ class ScoreView(LazyScores, Deferred):
     """Node name -> NodeScoreDetail of an attempt, rendered on first use from what the cycle
     left: immutable things (tuples, bytes, the folded score path's table, whose entries never
     change). Recording an attempt costs a few references and leaves the garbage collector
-    little to look at. ``offset`` is added to every total (relative totals); the folded
-    plugins' rows are read from ``kept`` by generation; ``top``: only the best nodes (ties by
+    little to look at. ``offset`` is added to every total (relative totals; totals None: the
+    weighted sums of the normalized scores, added up when read); the folded plugins' rows
+    are read from ``kept`` by generation; ``top``: only the best nodes (ties by
     name, ``selected`` among them) are shown. As a Deferred (an explanation's ``feasible``): the
     sorted node names."""
 
@@ -124,7 +280,7 @@ class ScoreView(LazyScores, Deferred):
     def __init__(
         self,
         names: tuple[str, ...],
-        totals: Sequence[int],
+        totals: Sequence[int] | None,
         offset: int,
         parts: _Parts | None,
         kept: dict[int, tuple[str, tuple[int, ...]]] | None,
@@ -152,9 +308,7 @@ class ScoreView(LazyScores, Deferred):
         kept = None if b is None else b.kept
         if result.totals is not None:
             if names is None:
-                names = b.names if b is not None and b.names is not None else tuple(
-                    [ni.name for ni in result.feasible]
-                )
+                names = _result_names(result)
             offset = b.offset if b else 0
             view = cls(names, tuple(result.totals), offset, parts, kept, None, top, selected)
             if selected is not None and selected in names:  # found now, while at hand
@@ -189,11 +343,9 @@ class ScoreView(LazyScores, Deferred):
         idx = _top_score_indices(names, totals, top, selected)
         parts: _Parts | None = None
         if b is not None:
-            kept, gens = b.kept, b.gens
+            kept = b.kept
             if kept is not None:
-                rows: Sequence[tuple[int, ...]] = tuple(
-                    [kept[unpack_from("q", gens, 8 * i)[0]][1] for i in idx]
-                )
+                rows: Sequence[tuple[int, ...]] = tuple([kept[b.gen_at(i)][1] for i in idx])
             else:
                 rows = tuple([b.rows[i] for i in idx]) if b.rows else ()
             parts = (
@@ -227,6 +379,20 @@ class ScoreView(LazyScores, Deferred):
         """Every scored node's name, in scoring order."""
         return self.names
 
+    def _resolved(self) -> tuple[ScoreBreakdown | None, Sequence[int]]:
+        """The breakdown with its rows read, and the totals (less ``offset``)."""
+        b = None if self.parts is None else _breakdown(self.parts, self.kept).resolved()
+        totals = self.totals
+        if totals is None:
+            assert b is not None
+            totals = self.totals = _summed(b, len(self.names))
+        return b, totals
+
+    def all_totals(self) -> Sequence[int]:
+        """Every node's total less ``offset``, in scoring order."""
+        totals = self.totals
+        return totals if totals is not None else self._resolved()[1]
+
     def trimmed(self, top: int) -> ScoreView:
         """A view of the ``top`` best nodes only (ties by name; ``selected`` always kept),
         keeping only their inputs."""
@@ -234,7 +400,7 @@ class ScoreView(LazyScores, Deferred):
         if self.top is None and len(self) <= keep:
             return self
         names = self.names
-        return self._subset(_top_score_indices(names, self.totals, keep, self.selected))
+        return self._subset(_top_score_indices(names, self.all_totals(), keep, self.selected))
 
     def selected_only(self) -> ScoreView:
         """A view of the selected node alone."""
@@ -246,23 +412,9 @@ class ScoreView(LazyScores, Deferred):
     def _subset(self, idx: list[int]) -> ScoreView:
         """The nodes at ``idx`` only, in that order, with their inputs."""
         names = self.node_names()
-        totals = self.totals
+        totals = self.all_totals()
         p = self.parts
-        sub: _Parts | None = None
-        if p is not None:
-            plugins, weights, raw, normalized, row_plugins, rows, gens = p
-            kept = self.kept
-            if kept is not None:
-                at = array("q", gens)
-                rows = tuple([kept[at[i]][1] for i in idx])
-            else:
-                rows = tuple([rows[i] for i in idx]) if rows else ()
-            sub = (
-                plugins, weights,
-                _shared(tuple([(n, tuple([col[i] for i in idx])) for n, col in raw])),
-                _shared(tuple([(n, tuple([col[i] for i in idx])) for n, col in normalized])),
-                row_plugins, _shared(rows), b"",
-            )
+        sub = None if p is None else _sub_parts(p, self.kept, idx)
         ext = self.extenders
         return ScoreView(
             tuple([names[i] for i in idx]),
@@ -280,9 +432,8 @@ class ScoreView(LazyScores, Deferred):
         if self.top is not None:
             return self.trimmed(self.top).plain()
         names, off = self.node_names(), self.offset
-        totals = self.totals
         extenders = self.extenders
-        b = None if self.parts is None else _breakdown(self.parts, self.kept).resolved()
+        b, totals = self._resolved()
         out: list[ScoreRow] = []
         for i in range(len(names)):
             plugins: list[tuple[str, int, int, int]] = []
@@ -303,11 +454,10 @@ class ScoreView(LazyScores, Deferred):
         if self.top is not None:
             return self.trimmed(self.top).details()
         names, off = self.node_names(), self.offset
-        totals = self.totals
+        extenders = self.extenders
+        b, totals = self._resolved()
         if off:
             totals = [t + off for t in totals]
-        extenders = self.extenders
-        b = None if self.parts is None else _breakdown(self.parts, self.kept).resolved()
         scores: dict[str, NodeScoreDetail] = {}
         for i in range(len(names)):
             plugins: dict[str, PluginScoreDetail] = {}
@@ -321,6 +471,22 @@ class ScoreView(LazyScores, Deferred):
             }
             scores[names[i]] = NodeScoreDetail(plugins, ext, totals[i])
         return scores
+
+
+def _summed(b: ScoreBreakdown, n: int) -> tuple[int, ...]:
+    """Each of the ``n`` nodes' weighted sum of its normalized scores (its total)."""
+    totals = [0] * n
+    for p in b.plugins:
+        w = b.weights[p]
+        col = b.normalized.get(p)
+        if col is None:
+            k = b.row_plugins.index(p)
+            col = [r[k] for r in b.rows]
+        if w == 1:
+            totals = list(map(add, totals, col))
+        elif w:
+            totals = [t + w * v for t, v in zip(totals, col, strict=True)]
+    return tuple(totals)
 
 
 def _top_score_indices(
@@ -429,19 +595,34 @@ class Explanations(SchedulerBase):
         feasible: tuple[str, ...] | Deferred = ()
         selected = None
         fast = False
+        kept = None
         if result is not None:
             selected = result.suggested_host or None
             fast = result.nominated_fast_path
             # References to what the cycle produced (immutable); the sorted feasible names and
             # the per-node breakdown are built when read.
             top = self._explain_top_nodes
-            if top is not None:
+            b = result.breakdown
+            totals = result.totals
+            view: ScoreView | None = None
+            if top is None and b is not None and totals is not None and b.kept is not None:
+                # The folded score path's references, in one plain tuple (nothing per node is
+                # read: the names come from the node list's names or from ``kept``).
+                at = b.at
+                base, log, length = b.gens_log or (b.gens, None, 0)
+                rec = (
+                    LAZY, "rec", b.window, b.start, len(totals), _static(b), base, log, length,
+                    at, selected, None if at is None else b.gen_at(at),
+                )
+                kept = b.kept
+                scores = rec  # type: ignore[assignment]
+                feasible = rec  # type: ignore[assignment]
+                if not rejected:  # (built when read: no dict kept per attempt)
+                    rejected = rec  # type: ignore[assignment]
+            elif top is not None:
                 # A few nodes' scores: picked now, while the cycle's nodes are in the CPU's
                 # caches (the names of the nodes tied at the top are compared); the rest goes.
-                b = result.breakdown
-                names = b.names if b is not None and b.names is not None else tuple(
-                    [ni.name for ni in result.feasible]
-                )
+                names = _result_names(result)
                 view = ScoreView.top_of(result, top, names)
                 if view is not None:
                     scores = view
@@ -452,21 +633,20 @@ class Explanations(SchedulerBase):
             if view is not None:
                 scores = view
                 feasible = view  # its sorted names, when read
-            elif top is not None:
-                pass
+            elif top is not None or b is not None and b.kept is not None and totals is not None:
+                pass  # (set above)
             elif len(result.feasible) == 1:
                 feasible = (result.feasible[0].name,)
             elif result.feasible:
                 names = tuple([ni.name for ni in result.feasible])
                 feasible = _Sorted(names)
         batch = self._batch
-        exp = Explanation(
-            pod.key, fwk.profile_name, pre, rejected, feasible, scores,  # type: ignore[arg-type]
-            selected, fast, d.post_filter_msg,
-            batch.outcome if batch else None,
-            (batch.hint or None) if batch else None,
-        )
         key = pod.key
+        exp = new_explanation(
+            key, fwk.profile_name, pre, rejected, feasible, scores, selected, fast,
+            d.post_filter_msg, batch.outcome if batch else None,
+            (batch.hint or None) if batch else None, kept,
+        )
         self.explanations[key] = exp
         keys = self._explain_keys
         if keys is not None and key in keys:
@@ -511,6 +691,18 @@ def summarised(exp: Explanation, top: int | None) -> Explanation:
     """``exp`` keeping the scores of its ``top`` best nodes only (the selected node among
     them, ties by name), or with ``top`` None of the selected node alone; every other field
     is unchanged."""
+    raw = SCORES_SLOT.raw(exp)
+    if top is None and _is_record(raw, "rec"):  # the selected node's scores, as plain data
+        kept = exp._kept
+        record = _selected_record(raw, kept)
+        names = FEASIBLE_SLOT.raw(exp)
+        rejected = REJECTED_SLOT.raw(exp)
+        return new_explanation(
+            exp.pod, exp.profile, exp.pre_filter, record if rejected is raw else rejected,
+            record if names is raw else names, record, exp.selected, exp.nominated_fast_path,
+            exp.post_filter_message, exp.batch, exp.batch_hint,
+            kept if raw[2] is None and names is raw else None,
+        )
     scores = exp.scores
     view: Mapping[str, NodeScoreDetail]
     if isinstance(scores, ScoreView):
@@ -539,7 +731,7 @@ def summarised(exp: Explanation, top: int | None) -> Explanation:
 def score_rows(exp: Explanation) -> list[ScoreRow]:
     """``exp.scores`` as (node, total, [(plugin, raw, normalized, weight)], extenders) tuples,
     in its order, without building the NodeScoreDetail objects when they are not built yet."""
-    scores = exp.scores
+    scores = exp.scores  # (a lazy record is built into a ScoreView, without its details)
     if isinstance(scores, ScoreView) and scores._data is None:
         return scores.plain()
     return [
@@ -552,6 +744,8 @@ def score_rows(exp: Explanation) -> list[ScoreRow]:
 def feasible_count(exp: Explanation) -> int:
     """``len(exp.feasible)`` without building the sorted names."""
     raw = FEASIBLE_SLOT.raw(exp)
+    if type(raw) is tuple and raw and raw[0] == LAZY:
+        return int(raw[4])
     if isinstance(raw, ScoreView):
         return len(raw.node_names())
     if isinstance(raw, _Sorted):

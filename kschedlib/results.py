@@ -144,6 +144,19 @@ class Explanation:
     None with OpportunisticBatching off)."""
     batch_hint: str | None = None
     """The node the batch offered as a hint, if any."""
+    _kept: Any = attrs.field(default=None, eq=False, repr=False, kw_only=True)
+    """What lazily built fields read besides their record (the folded score path's table of
+    rows): held here so the record is a tuple the garbage collector stops tracking. Not
+    part of the value (not compared, shown, pickled nor copied)."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields' values (lazy ones built), without ``_kept``."""
+        return {a.name: getattr(self, a.name) for a in _FIELDS}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_kept", None)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -184,20 +197,42 @@ class Deferred:
         raise NotImplementedError
 
 
+LAZY = "\x00lazy"
+"""The first item of a lazy record: a plain tuple that a deferred slot builds its value from
+through the builder ``kschedlib.explain`` registers (a tuple of immutable things only, that
+the garbage collector stops tracking; no node name holds a NUL)."""
+
+_Builder = Callable[[str, tuple[Any, ...], Any], Any]
+_lazy_builders: list[_Builder] = []
+
+
+def register_lazy_builder(build: _Builder) -> None:
+    """Set what builds a field's value (``feasible``, ``scores``, ``rejected``) from a lazy
+    record and the Explanation's ``_kept``."""
+    _lazy_builders[:] = [build]
+
+
 class _DeferredSlot:
-    """An attrs slot whose stored value may be a :class:`Deferred`: built on first read and
-    stored in its place, so every reader (``==``, ``to_dict``, pickling) sees the value."""
+    """An attrs slot whose stored value may be a lazy record (see ``LAZY``) or, with
+    ``deferred``, a :class:`Deferred`: built on first read and stored in its place, so every
+    reader (``==``, ``to_dict``, pickling) sees the value."""
 
-    __slots__ = ("slot",)
+    __slots__ = ("slot", "name", "deferred")
 
-    def __init__(self, slot: Any) -> None:
+    def __init__(self, slot: Any, name: str, deferred: bool) -> None:
         self.slot = slot
+        self.name = name
+        self.deferred = deferred
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         if obj is None:
             return self
         value = self.slot.__get__(obj, owner)
-        if isinstance(value, Deferred):
+        if type(value) is tuple:
+            if value and value[0] == LAZY:
+                value = _lazy_builders[0](self.name, value, obj._kept)
+                self.slot.__set__(obj, value)
+        elif self.deferred and isinstance(value, Deferred):
             value = value.build()
             self.slot.__set__(obj, value)
         return value
@@ -213,8 +248,34 @@ class _DeferredSlot:
         return self.slot.__get__(obj, type(obj))
 
 
-FEASIBLE_SLOT = _DeferredSlot(Explanation.__dict__["feasible"])
+FEASIBLE_SLOT = _DeferredSlot(Explanation.__dict__["feasible"], "feasible", True)
 setattr(Explanation, "feasible", FEASIBLE_SLOT)  # noqa: B010 - a descriptor over the slot
+SCORES_SLOT = _DeferredSlot(Explanation.__dict__["scores"], "scores", False)
+setattr(Explanation, "scores", SCORES_SLOT)  # noqa: B010 - a descriptor over the slot
+REJECTED_SLOT = _DeferredSlot(Explanation.__dict__["rejected"], "rejected", False)
+setattr(Explanation, "rejected", REJECTED_SLOT)  # noqa: B010 - a descriptor over the slot
+
+
+_FIELDS = [a for a in attrs.fields(Explanation) if a.name != "_kept"]
+def _explanation_maker() -> Callable[..., Explanation]:
+    """A function setting every slot of a new Explanation straight (its member descriptors),
+    without the checks and descriptors of ``__init__``."""
+    names = [a.name for a in attrs.fields(Explanation)]
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": Explanation}
+    lines = []
+    for i, name in enumerate(names):
+        d = Explanation.__dict__[name]
+        env[f"_s{i}"] = getattr(d, "slot", d).__set__
+        lines.append(f"    _s{i}(e, v{i})")
+    args = ", ".join(f"v{i}" for i in range(len(names)))
+    src = f"def new_explanation({args}):\n    e = _new(_cls)\n" + "\n".join(lines)
+    exec(src + "\n    return e\n", env)  # noqa: S102 - generated from the fields above
+    return env["new_explanation"]  # type: ignore[no-any-return]
+
+
+new_explanation = _explanation_maker()
+"""``new_explanation(*fields, kept)``: as ``Explanation(*fields, kept=kept)`` (what
+recording an attempt uses: every field given, lazy ones as stored)."""
 
 
 def _verdict(v: NodeVerdict) -> dict[str, Any]:

@@ -670,7 +670,10 @@ class SchedulingAlgorithm:
                 # The common path: totals only, no per-node result objects (an explanation
                 # keeps the totals and the per-plugin breakdown the scoring recorded).
                 totals = self._prioritize_totals(fwk, state, pod, feasible, breakdown)
-                host = self._select_host_from_totals(feasible, totals)
+                at = self._select_index_from_totals(feasible, totals)
+                host = feasible[at].name
+                if breakdown is not None:
+                    breakdown.at = at
                 if batch is not None:
                     batch.store(host, feasible, totals)
                 return ScheduleResult(
@@ -1028,28 +1031,33 @@ class SchedulingAlgorithm:
         return totals
 
     def _select_host_from_totals(self, nodes: list[NodeInfo], totals: list[int]) -> str:
-        """select_host over (node, total) pairs, drawing from the RNG exactly as it does."""
+        """select_host over (node, total) pairs: the name of the node chosen."""
+        return nodes[self._select_index_from_totals(nodes, totals)].name
+
+    def _select_index_from_totals(self, nodes: list[NodeInfo], totals: list[int]) -> int:
+        """select_host over (node, total) pairs, drawing from the RNG exactly as it does: the
+        index of the node chosen."""
         if not totals:
             raise SchedulingError("empty priorityList")
         best = max(totals)
         count = totals.count(best)
         if count == 1:
-            return nodes[totals.index(best)].name
+            return totals.index(best)
         if count == len(totals) and not self.deterministic:
-            return nodes[self.rng.randrange(count)].name  # all tie: the i-th tie is nodes[i]
+            return self.rng.randrange(count)  # all tie: the i-th tie is nodes[i]
         # Positions of the ties (no NodeInfo is touched but the one chosen).
         if self.deterministic:
             ties = compress(range(len(totals)), map(eq, totals, repeat(best)))
-            return min(nodes[i].name for i in ties)
+            return min(ties, key=lambda i: nodes[i].name)
         k = self.rng.randrange(count)  # the k-th tie, as drawn from the list of all ties
         if k < 32:
             index = totals.index
             i = index(best)
             for _ in range(k):
                 i = index(best, i + 1)
-            return nodes[i].name
+            return i
         ties = compress(range(len(totals)), map(eq, totals, repeat(best)))
-        return nodes[next(islice(ties, k, None))].name
+        return next(islice(ties, k, None))
 
     def select_host(self, scores: list[NodePluginScores]) -> str:
         """The highest total; ties broken at random (reservoir sampling) or, in deterministic

@@ -8,6 +8,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import add, attrgetter, itemgetter
+from struct import Struct, unpack_from
 from typing import Any
 
 import attrs
@@ -50,13 +51,40 @@ class ScoreBreakdown:
     offset: int = 0
     """A score common to every node that the cycle's totals leave out (relative totals)."""
     names: tuple[str, ...] | None = None
-    """The nodes' names (read with their generations, while they are at hand)."""
+    """The nodes' names, when the cycle had them at hand (else see ``window`` and ``kept``)."""
     gens: bytes = b""
     """With ``kept``: each node's NodeInfo generation (``array("q")`` bytes); ``rows`` is then
     empty."""
     kept: dict[int, tuple[str, tuple[int, ...]]] | None = None
     """generation -> (node name, row of the ``row_plugins``' scores): the folded path's
     table, whose entries never change (see NodeLocalCache.generation_table)."""
+    window: tuple[str, ...] | None = None
+    """The names of the snapshot's node list when the nodes are its round-robin run from
+    position ``start`` (an immutable tuple shared by every cycle over that list)."""
+    start: int = 0
+    at: int | None = None
+    """The selected node's index, when the cycle knows it."""
+    gens_log: tuple[bytes, bytearray, int] | None = None
+    """On the marks path, instead of ``gens``: (base, log, length), the marks' generations
+    at some earlier cycle and the first ``length`` bytes of their log of (position,
+    generation) changes since (append-only: that prefix never changes); see window_gens."""
+    live_gens: Any = None
+    """The marks' generations by position during the cycle (``gen_at`` reads them)."""
+    count: int = 0
+    """How many nodes were scored (with ``gens_log``)."""
+
+    def window_gens(self) -> bytes:
+        """``gens``, from ``gens_log`` when the marks path recorded that instead."""
+        if self.gens or self.gens_log is None:
+            return self.gens
+        return gens_from_log(self.gens_log, self.start, len(self.gens_log[0]) // 8, self.count)
+
+    def gen_at(self, i: int) -> int:
+        """The generation of the ``i``-th scored node (during the cycle, or from ``gens``)."""
+        live = self.live_gens
+        if live is not None:
+            return int(live[(self.start + i) % len(live)])
+        return int(unpack_from("q", self.window_gens(), 8 * i)[0])
 
     def resolved(self) -> ScoreBreakdown:
         """The same breakdown with ``rows`` read from ``kept``."""
@@ -242,10 +270,13 @@ class ResultReuse:
         normalized: list[Any] = []
         others: list[Any] = []
         frags: list[tuple[str, Any]] = []
+        names: list[str] | None = [] if breakdown is not None else None  # (for explanations)
         for pl in self.score_plugins:
             name = pl.name
             if name in skip:
                 continue
+            if names is not None:
+                names.append(name)
             fragment = local_fragment(pl, pod)
             if fragment is not None:
                 frags.append((name, fragment))
@@ -266,7 +297,6 @@ class ResultReuse:
         marks, start = _window_marks(table, self.snapshot_shared_lister(), nodes, breakdown)
         offsets: list[int] = []
         gens: list[int] = []
-        window_gens: bytes | None = None
         if marks is not None:
             # ``nodes`` is a round-robin window of the snapshot's node list: the stored sums of
             # the nodes unchanged since they were last scored are read by position (no
@@ -281,8 +311,6 @@ class ResultReuse:
                 totals[o] = table.get(nodes[o].generation)
         else:
             gens = [ni.generation for ni in nodes]  # (faster than attrgetter in map)
-            if breakdown is not None:  # for explanations, while the NodeInfos are at hand
-                breakdown.names = tuple([ni.name for ni in nodes])
             totals = list(map(table.get, gens))
         if None in totals:
             missing = (
@@ -307,17 +335,21 @@ class ResultReuse:
                 kept[gen] = (nodes[i].name, tuple(raw[:nf]))
                 if any(raw[nf:]):
                     side[gen] = tuple(raw[nf:])
-        # An explanation reads the rows (and node names) from ``kept`` when asked: every node
-        # has its entry there (written with its total; pruned only once its generation is
-        # gone, and generations never come back), and entries never change.
+        # An explanation reads the rows (and, off the marks path, the node names) from
+        # ``kept`` when asked: every node has its entry there (written with its total; pruned
+        # only once its generation is gone, and generations never come back), and entries
+        # never change.
         rows: list[Any] | None = None
         if marks is not None:
             rows = _settle_window(marks, start, offsets, nodes, totals, side, len(normalized))
-            if breakdown is not None:  # by position, at C speed: no NodeInfo is touched
-                breakdown.names, window_gens = marks.window_record(start, len(nodes))
+            if breakdown is not None:  # by position: no NodeInfo is touched, nothing copied
+                breakdown.window, breakdown.gens_log = marks.window_record()
+                breakdown.start = start
+                breakdown.count = len(nodes)
+                breakdown.live_gens = marks.gens
         elif normalized and side:
             rows = list(map(side.get, gens, repeat((0,) * len(normalized))))
-        record = ScoreBreakdown([], {}, {}, {}) if breakdown is not None else None
+        record = breakdown  # (its raw and normalized columns, filled from here on)
         offset = 0
         if normalized:
             for k, pl in enumerate(normalized):
@@ -347,19 +379,14 @@ class ResultReuse:
             offset += c
         if offset and not relative:
             totals = [t + offset for t in totals]
-        if breakdown is not None and record is not None:
-            names = tuple([pl.name for pl in self.score_plugins if pl.name not in skip])
-            breakdown.plugins = names
+        if breakdown is not None and names is not None:
+            breakdown.plugins = tuple(names)
             breakdown.weights = {n: weights[n] for n in names}
-            breakdown.raw = _shared_columns(record.raw)
-            breakdown.normalized = _shared_columns(record.normalized)
             # Tuples and bytes: what an explanation keeps is immutable and left alone by the
             # garbage collector.
             breakdown.row_plugins = tuple([pl.name for pl in folded])
             breakdown.rows = ()
-            breakdown.gens = window_gens if window_gens is not None else array(
-                "q", gens
-            ).tobytes()
+            breakdown.gens = b"" if marks is not None else array("q", gens).tobytes()
             breakdown.kept = kept
             breakdown.offset = offset if relative else 0
         return totals, None
@@ -462,38 +489,75 @@ def uniform_column(value: int, n: int) -> tuple[int, ...]:
     return col
 
 
-def _shared_columns(cols: dict[str, Sequence[int]]) -> dict[str, Sequence[int]]:
-    """``cols`` with each column of one score on every node replaced by the shared one."""
-    for name, col in cols.items():
-        n = len(col)
-        if n and isinstance(col, tuple) and col.count(col[0]) == n:
-            cols[name] = uniform_column(col[0], n)
-    return cols
+def is_uniform_column(col: Sequence[int]) -> bool:
+    """Whether ``col`` is a shared column of :func:`uniform_column`."""
+    return bool(col) and _UNIFORM.get((col[0], len(col))) is col
+
+
+def column(vals: list[int]) -> tuple[int, ...]:
+    """``tuple(vals)``, or the shared column when every value is the same."""
+    n = len(vals)
+    if n and vals.count(vals[0]) == n:
+        return uniform_column(vals[0], n)
+    return tuple(vals)
+
+
+_LOG_LIMIT = 32768
+"""Bytes of a _ScoreMarks log (16 per change) before a new base is taken."""
+_CHANGE = Struct("qq")
 
 
 class _ScoreMarks(PositionMarks):
-    """PositionMarks of the folded score sums that also note, per position, the generation
-    and name of the node whose sum is noted (what an explanation reads by position)."""
+    """PositionMarks of the folded score sums that also note, per position, the generation of
+    the node whose sum is noted, the names of the node list, and (once an explanation asked)
+    a base copy of the generations with an append-only log of their changes since: what an
+    explanation keeps to read its nodes' generations later, without copying them."""
 
-    __slots__ = ("gens", "names")
+    __slots__ = ("gens", "names", "_names_of", "base", "log", "logging")
 
     def __init__(self) -> None:
         super().__init__()
         self.gens: Any = array("q")
-        self.names: list[str] = []
+        self.names: tuple[str, ...] = ()
+        """The names of the node list ``_names_of`` (in its order; taken when first asked)."""
+        self._names_of: Any = None
+        self.base = b""
+        self.log = bytearray()
+        self.logging = False
 
-    def window_record(self, start: int, count: int) -> tuple[tuple[str, ...], bytes]:
-        """The names and generations (``array("q")`` bytes) of the ``count`` nodes from
-        position ``start`` in round-robin order (each written when its sum was noted)."""
-        gens, names = self.gens, self.names
-        end = start + count
-        n = len(names)
-        if end <= n:
-            return tuple(names[start:end]), gens[start:end].tobytes()
-        return (
-            (*names[start:], *names[: end - n]),
-            gens[start:].tobytes() + gens[: end - n].tobytes(),
-        )
+    def window_record(self) -> tuple[tuple[str, ...], tuple[bytes, bytearray, int]]:
+        """The names of the node list (one tuple per list: never changed, read by position)
+        and (base, log, length): the generations by position as ``base`` with the first
+        ``length`` bytes of ``log`` applied (see gens_from_log; plain bytes, nothing for the
+        garbage collector to follow)."""
+        nodes = self.nodes
+        if self._names_of is not nodes:  # once per node list (its entries keep their names)
+            self.names = tuple(map(_NAME, nodes))
+            self._names_of = nodes
+        if not self.logging or len(self.log) >= _LOG_LIMIT:
+            self.base = self.gens.tobytes()
+            self.log = bytearray()  # (a new one: the old one's entries never change)
+            self.logging = True
+        return self.names, (self.base, self.log, len(self.log))
+
+
+def gens_from_log(gens_log: tuple[bytes, bytearray, int], start: int, n: int, count: int) -> bytes:
+    """The generations (``array("q")`` bytes) of the ``count`` positions from ``start`` in
+    round-robin order over ``n`` positions, from a (base, log, length) record."""
+    base, log, length = gens_log
+    end = start + count
+    changes = array("q", bytes(log[:length]))
+    out = array("q")
+    if end <= n:
+        out.frombytes(base[8 * start: 8 * end])
+    else:
+        out.frombytes(base[8 * start:])
+        out.frombytes(base[: 8 * (end - n)])
+    for k in range(0, len(changes), 2):
+        o = (changes[k] - start) % n
+        if o < count:
+            out[o] = changes[k + 1]
+    return out.tobytes()
 
 
 def _window_marks(
@@ -517,7 +581,7 @@ def _window_marks(
         return None, 0
     if len(marks.gens) != len(marks.values):  # (a reset marks every position dirty)
         marks.gens = array("q", bytes(len(marks.values.tobytes())))
-        marks.names = [""] * len(marks.values)
+        marks.logging = False
     return marks, start
 
 
@@ -537,14 +601,16 @@ def _settle_window(
     extra = marks.extra
     dirty = marks.dirty
     gens = marks.gens
-    names = marks.names
+    log = marks.log if marks.logging else None
+    change = _CHANGE.pack
     n = len(vals)
     get = side.get
     for o in offsets:
         p = (start + o) % n
         ni = nodes[o]
-        gens[p] = ni.generation
-        names[p] = ni.name
+        gens[p] = gen = ni.generation
+        if log is not None:  # (what explanations recorded since the base read)
+            log += change(p, gen)
         try:
             vals[p] = totals[o]
         except OverflowError:  # a sum beyond 64 bits: left dirty (looked up by generation)

@@ -17,6 +17,7 @@ from kschedlib.framework.reuse import (
     ScoreBreakdown,
     _out_of_range,
     _wrong_count,
+    column,
 )
 from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.framework.status import is_success as _ok
@@ -192,8 +193,9 @@ class ScorePoints(ResultReuse):
             return Status.error(
                 f'running Score plugins: plugin "{name}" failed with: {st.message()}', name
             )
+        raw_col: Sequence[int] = ()
         if breakdown is not None:  # tuples: explanations keep them (immutable, GC-untracked)
-            breakdown.raw[name] = tuple(vals)
+            raw_col = breakdown.raw[name] = column(vals)
         try:
             ext = pl.score_extensions()
             if ext is not None:
@@ -213,8 +215,10 @@ class ScorePoints(ResultReuse):
                 f"{st.message()}",
                 name,
             )
-        if breakdown is not None:  # without NormalizeScore the raw list serves for both
-            raw = breakdown.raw.get(name)
-            normalized = tuple(vals)
-            breakdown.normalized[name] = raw if raw is not None and raw == normalized else normalized
+        if breakdown is not None:  # without NormalizeScore the raw column serves for both
+            if ext is not None:
+                normalized = column(vals)
+                if normalized is not raw_col and normalized != raw_col:
+                    raw_col = normalized
+            breakdown.normalized[name] = raw_col
         return vals

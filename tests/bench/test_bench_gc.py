@@ -4,6 +4,7 @@ placements as without."""
 from __future__ import annotations
 
 import gc
+from typing import Any
 
 from kschedlib.bench.scheduling import load, schedule
 from tests.corpus import CORPUS
@@ -31,3 +32,16 @@ def test_an_existing_freeze_is_left_alone() -> None:
             gc.unfreeze()
     else:
         assert _placements(True)
+
+
+def test_the_explain_cost_bench_leaves_the_collector_as_it_found_it(capsys: Any) -> None:
+    from kschedlib.bench.__main__ import main
+
+    before = gc.get_freeze_count()
+    for extra in ([], ["--gc-as-is"]):
+        assert main(["--explain-cost", str(CORPUS / "basics-002.json"), "--rounds", "1",
+                     *extra]) == 0
+        assert gc.get_freeze_count() == before
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 2 and all(ln.startswith("explain cost: ") for ln in out)
+    assert "collector as is" in out[1] and "collector as is" not in out[0]
