@@ -13,7 +13,7 @@ same NodeInfo and generation are kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -223,13 +223,20 @@ def _removed_from_log(
         return None
     if len(now) < 2:
         return None
-    try:
-        at = itemgetter(*now)(where)  # the snapshot's names, in list order
-    except KeyError:
-        return None  # a node came
+    survivors = getattr(snapshot, "survivors_of", None)
+    if survivors is not None:
+        # (the answer the position marks ask for too, worked out once)
+        at = survivors(where)
+        if at is None:
+            return None
+    else:
+        try:
+            at = itemgetter(*now)(where)  # the snapshot's names, in list order
+        except KeyError:
+            return None  # a node came
     old_shares = entry.shares
     totals = entry.totals
-    for name in where.keys() - now.keys():
+    for name in _gone(where, now, names):
         _apply(totals, old_shares[where[name]], -1)
     pick = itemgetter(*at)  # (one C loop per list)
     shares = list(pick(old_shares))
@@ -250,6 +257,17 @@ def _removed_from_log(
     new = _Entry(nodes, gens, shares, totals)
     new.exact = False
     return new
+
+
+def _gone(where: dict[str, int], now: dict[str, int], names: list[str]) -> Collection[str]:
+    """The names of ``where`` missing from ``now`` (every name of ``now`` is in ``where``):
+    those the change log names when they account for all of them (a drained node's pods
+    were deleted before it, so the log names it), else a set difference over all names."""
+    missing = len(where) - len(now)
+    found = {n for n in names if n not in now and n in where}
+    if len(found) == missing:
+        return found
+    return where.keys() - now.keys()
 
 
 def _apply(totals: list[dict[str, int]], share: Share, sign: int) -> None:

@@ -531,6 +531,19 @@ def _score_of_key(key: Any, plan: Sequence[Any]) -> int:
 def normalize_values(values: list[int], ignored: Sequence[int]) -> None:
     """normalize_scores over plain scores in node order, in place; ``ignored`` are the
     positions of the ignored nodes."""
+    if not ignored:
+        # Scores repeat (one per topology value): one pass to the distinct ones, then the
+        # bounds and the mapping over those (what the general path below gives).
+        distinct = set(values)
+        if INVALID_SCORE not in distinct:
+            max_score = max(0, max(distinct, default=0))
+            if max_score == 0:
+                values[:] = [MAX_NODE_SCORE] * len(values)
+            else:
+                top = max_score + min(distinct)
+                table = {v: MAX_NODE_SCORE * (top - v) // max_score for v in distinct}
+                values[:] = map(table.__getitem__, values)
+            return
     for i in ignored:
         values[i] = INVALID_SCORE
     if ignored:
