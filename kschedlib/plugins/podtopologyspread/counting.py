@@ -280,6 +280,17 @@ def _apply(totals: list[dict[str, int]], share: Share, sign: int) -> None:
             m[x[0]] = m.get(x[0], 0) + sign * x[1]
 
 
+class ScoreKeyTable(dict[int, Any]):
+    """What Score reads of a node per NodeInfo generation (see scoring._score_key), with the
+    position marks its user keeps over the snapshot's node list (None until used)."""
+
+    __slots__ = ("marks",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.marks: Any = None
+
+
 class SpreadCounter:
     """Per (pod key, constraints) the node shares and their totals; see the module doc."""
 
@@ -288,7 +299,7 @@ class SpreadCounter:
     def __init__(self) -> None:
         self._entries: dict[Hashable, _Entry] = {}
         # Per (namespace, constraints): what Score reads of a node, per NodeInfo generation.
-        self._score_keys: dict[Hashable, dict[int, Any]] = {}
+        self._score_keys: dict[Hashable, ScoreKeyTable] = {}
         self._seen = SeenKeys()
         # The entry the last totals() call returned the totals of (None: it returned None).
         self.last: _Entry | None = None
@@ -418,14 +429,16 @@ class SpreadCounter:
         self.last = entry
         return entry.totals
 
-    def score_keys(self, namespace: str, constraints: Sequence[SpreadConstraint]) -> dict[int, Any]:
+    def score_keys(
+        self, namespace: str, constraints: Sequence[SpreadConstraint]
+    ) -> ScoreKeyTable:
         """The table Score keeps per NodeInfo generation for pods of ``namespace`` with
         ``constraints`` (what it reads of a node depends on nothing else)."""
         key = (namespace, tuple(constraints))
         tables = self._score_keys
         table = tables.pop(key, None)
         if table is None:
-            table = {}
+            table = ScoreKeyTable()
             if len(tables) >= MAX_ENTRIES:
                 del tables[next(iter(tables))]
         tables[key] = table

@@ -5,7 +5,7 @@ matching pods, each constraint weighted by log(number of its domains + 2)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import attrgetter, is_, methodcaller
 from typing import Any
@@ -13,6 +13,7 @@ from typing import Any
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
 from kschedlib.framework.interface import MAX_NODE_SCORE, NodeScore
+from kschedlib.framework.node_local_cache import PositionMarks
 from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
 from kschedlib.plugins.podtopologyspread.common import (
@@ -22,7 +23,11 @@ from kschedlib.plugins.podtopologyspread.common import (
     count_pods_match_selector,
     node_labels_match_spread_constraints,
 )
-from kschedlib.plugins.podtopologyspread.counting import NodeShares, SpreadCounter
+from kschedlib.plugins.podtopologyspread.counting import (
+    NodeShares,
+    ScoreKeyTable,
+    SpreadCounter,
+)
 
 INVALID_SCORE = -1
 
@@ -240,7 +245,7 @@ def pre_score_state(
          0.0, 0.0, i)
         for i, c in enumerate(constraints)
     ]
-    keys = _readings(filtered_nodes, table, plan, kept, pod.metadata.namespace)
+    keys = _readings(filtered_nodes, table, plan, kept, pod.metadata.namespace, lister)
     if any(map(is_, keys, repeat(_NO_NODE))):
         s = init_pre_score_state(constraints, filtered_nodes, require_all_topologies)
     else:
@@ -272,12 +277,78 @@ def pre_score_state(
     return s
 
 
+class _ReadingMarks(PositionMarks):
+    """PositionMarks whose ``readings`` column holds, for each position not dirty, what
+    score_nodes reads of the node listed there (_score_key), noted for that NodeInfo."""
+
+    __slots__ = ("readings",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.readings: list[Any] = []
+
+    def _remap(self, pick: Callable[[Any], tuple[Any, ...]]) -> None:
+        n = len(self.values)
+        super()._remap(pick)
+        if len(self.readings) == n:
+            self.readings = list(pick(self.readings))
+        else:  # not noted yet: every position dirty
+            self.readings = [None] * len(self.values)
+            self.dirty = set(range(len(self.values)))
+            self._wide = True
+
+
+def _window_readings(
+    nodes: Sequence[NodeInfo], table: Any, snapshot: Any
+) -> tuple[_ReadingMarks, int] | None:
+    """The table's reading marks (brought up to date) and the position where ``nodes``
+    starts in the snapshot's node list, when ``nodes`` is a round-robin run of that list
+    (each the very NodeInfo listed there); None otherwise."""
+    if not isinstance(table, ScoreKeyTable) or not nodes or not isinstance(nodes, list):
+        return None
+    positions = getattr(snapshot, "positions", None)
+    if not isinstance(positions, dict):
+        return None
+    start = positions.get(nodes[0].name)
+    if start is None:
+        return None
+    marks = table.marks
+    if not isinstance(marks, _ReadingMarks):
+        marks = table.marks = _ReadingMarks()
+    if not marks.sync(snapshot, snapshot.list()) or not marks.is_window(start, nodes):
+        return None
+    if len(marks.readings) != len(marks.values):  # (a reset marks every position dirty)
+        marks.readings = [None] * len(marks.values)
+    return marks, start
+
+
 def _readings(
     nodes: Sequence[NodeInfo], table: dict[int, Any], plan: Sequence[Any],
-    kept: NodeShares | None, ns: str,
+    kept: NodeShares | None, ns: str, snapshot: Any = None,
 ) -> list[Any]:
     """What score_nodes reads of each node (_score_key), from ``table`` by NodeInfo
-    generation and noted there where missing, as score_nodes does."""
+    generation and noted there where missing, as score_nodes does. For a round-robin run of
+    the snapshot's node list, the readings are kept by position: only the nodes the change
+    log names since are read again."""
+    found = None if snapshot is None else _window_readings(nodes, table, snapshot)
+    if found is not None:
+        marks, start = found
+        readings = marks.readings
+        n = len(readings)
+        dirty = marks.dirty
+        for o in marks.dirty_offsets(start, len(nodes)):
+            ni = nodes[o]
+            gen = ni.generation
+            k = table.get(gen)
+            if k is None:
+                if len(table) > _MAX_SCORE_KEYS:
+                    table.clear()
+                k = table[gen] = _intern(_score_key(ni, plan, kept, ns))
+            p = (start + o) % n
+            readings[p] = k
+            dirty.discard(p)
+        end = start + len(nodes)
+        return readings[start:end] if end <= n else [*readings[start:], *readings[: end - n]]
     gens = list(map(_generation_of, nodes))
     keys = list(map(table.get, gens))
     if None in keys:
