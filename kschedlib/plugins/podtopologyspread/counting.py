@@ -236,8 +236,8 @@ def _removed_from_log(
             return None  # a node came
     old_shares = entry.shares
     totals = entry.totals
-    for name in _gone(where, now, names):
-        _apply(totals, old_shares[where[name]], -1)
+    for j in _gone(at, len(where)):
+        _apply(totals, old_shares[j], -1)
     pick = itemgetter(*at)  # (one C loop per list)
     shares = list(pick(old_shares))
     # A node the log does not name has the generation the entry noted for it (no NodeInfo
@@ -259,15 +259,13 @@ def _removed_from_log(
     return new
 
 
-def _gone(where: dict[str, int], now: dict[str, int], names: list[str]) -> Collection[str]:
-    """The names of ``where`` missing from ``now`` (every name of ``now`` is in ``where``):
-    those the change log names when they account for all of them (a drained node's pods
-    were deleted before it, so the log names it), else a set difference over all names."""
-    missing = len(where) - len(now)
-    found = {n for n in names if n not in now and n in where}
-    if len(found) == missing:
-        return found
-    return where.keys() - now.keys()
+def _gone(at: Sequence[int], n_old: int) -> Collection[int]:
+    """The old positions (of ``range(n_old)``) missing from ``at``, the distinct old positions
+    of the nodes kept: for one node gone, the one the sums tell (no set built)."""
+    missing = n_old - len(at)
+    if missing == 1:
+        return (n_old * (n_old - 1) // 2 - sum(at),)
+    return set(range(n_old)).difference(at)
 
 
 def _apply(totals: list[dict[str, int]], share: Share, sign: int) -> None:

@@ -5,6 +5,7 @@ matching pods, each constraint weighted by log(number of its domains + 2)
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import attrgetter, is_, methodcaller
@@ -288,11 +289,13 @@ class _ReadingMarks(PositionMarks):
         self.readings: list[Any] = []
 
     def _remap(self, pick: Callable[[Any], tuple[Any, ...]]) -> None:
+        # (``values`` is unused here: only its length, kept equal to the list's, matters)
         n = len(self.values)
-        super()._remap(pick)
         if len(self.readings) == n:
             self.readings = list(pick(self.readings))
+            self.values = array("q", bytes(8 * len(self.readings)))
         else:  # not noted yet: every position dirty
+            super()._remap(pick)
             self.readings = [None] * len(self.values)
             self.dirty = set(range(len(self.values)))
             self._wide = True
