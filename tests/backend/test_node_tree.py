@@ -165,3 +165,20 @@ def test_list_equals_the_row_by_row_interleave_after_adds_and_removes(
         columns = list(zones.values())
         assert tree.list() == _interleave(columns)
         assert set(tree.names()) == {n for c in columns for n in c}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 4), max_size=40))
+def test_list_equals_taking_row_i_of_every_zone(zones: list[int]) -> None:
+    tree = NodeTree()
+    columns: dict[str, list[str]] = {}
+    for i, z in enumerate(zones):
+        zone = f"z{z}"
+        tree.add_node(Node.from_dict({"metadata": {"name": f"n{i}", "labels": {
+            "topology.kubernetes.io/zone": zone}}}))
+        columns.setdefault(zone, []).append(f"n{i}")
+    want = [
+        col[row] for row in range(max(map(len, columns.values()), default=0))
+        for col in columns.values() if row < len(col)
+    ]
+    assert tree.list() == want

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import KeysView
+from itertools import chain
 
 from kschedlib.api.node import Node
 from kschedlib.errors import CacheError
@@ -118,7 +119,7 @@ class NodeTree:
         # Row by row at C speed: zip interleaves the rows every column reaches, then the
         # longer columns go on from there (the same order as taking row i of every column).
         short = min((len(c) for c in columns), default=0)
-        out = [name for row in zip(*columns, strict=False) for name in row]
+        out = list(chain.from_iterable(zip(*columns, strict=False)))
         if any(len(c) > short for c in columns):
             rest = [c[short:] for c in columns if len(c) > short]
             depth = max(len(c) for c in rest)
