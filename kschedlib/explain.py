@@ -170,7 +170,8 @@ def _sub_parts(p: _Parts, kept: _Kept | None, idx: Sequence[int]) -> _Parts:
 #       gens_from_log; ``gen_at`` the selected node's generation; the totals are the
 #       weighted sums of the normalized scores, as the cycle added them up);
 #   (LAZY, "sel", window, start, count, gens, name, total, static, row, selected): its
-#       selected node's scores alone (``static`` with one-value columns, ``row`` its row).
+#       selected node's scores alone (``static`` with one-value columns, or its index in
+#       _ONE_NODE_STATICS; ``row`` its row).
 
 
 def _build_lazy(field: str, rec: tuple[Any, ...], kept: _Kept | None) -> Any:
@@ -178,6 +179,8 @@ def _build_lazy(field: str, rec: tuple[Any, ...], kept: _Kept | None) -> Any:
         return {}
     if rec[1] == "sel":
         _, _, window, start, count, gens, name, total, static, row, selected = rec
+        if type(static) is int:
+            static = _ONE_NODE_STATICS[static]
         if field == "feasible":
             return tuple(sorted(_window_names(window, start, count, gens, kept)))
         if name is None:
@@ -205,9 +208,27 @@ def _is_record(value: object, kind: str) -> bool:
     return type(value) is tuple and len(value) > 1 and value[0] == LAZY and value[1] == kind
 
 
-_ONE_NODE: dict[int, tuple[_Static, tuple[Any, ...], int, tuple[int, ...]]] = {}
+_ONE_NODE: dict[int, tuple[_Static, tuple[Any, ...] | int, int, tuple[int, ...]]] = {}
 """id(static) -> (static, its one-node static, the columns' weighted sum, the row plugins'
-weights), for statics whose columns each hold one score on every node."""
+weights), for statics whose columns each hold one score on every node. The one-node static
+is an index in _ONE_NODE_STATICS when there was room."""
+
+_ONE_NODE_STATICS: list[tuple[Any, ...]] = []
+"""One-node statics that "sel" records name by index: a record then holds nothing the garbage
+collector follows (a shared nested tuple stays tracked once old, and so would every record
+holding it). Distinct values only, at most 4096 (beyond, records hold the tuple)."""
+_ONE_NODE_INDEX: dict[tuple[Any, ...], int] = {}
+
+
+def _one_node_ref(sub: tuple[Any, ...]) -> tuple[Any, ...] | int:
+    """``sub``'s index in _ONE_NODE_STATICS (added if new and there is room), else ``sub``."""
+    i = _ONE_NODE_INDEX.get(sub)
+    if i is None:
+        if len(_ONE_NODE_STATICS) >= 4096:
+            return sub
+        i = _ONE_NODE_INDEX[sub] = len(_ONE_NODE_STATICS)
+        _ONE_NODE_STATICS.append(sub)
+    return i
 
 
 def _selected_record(rec: tuple[Any, ...], kept: _Kept) -> tuple[Any, ...]:
@@ -232,9 +253,9 @@ def _selected_record(rec: tuple[Any, ...], kept: _Kept) -> tuple[Any, ...]:
     name, row = kept[gen_at]
     one = _ONE_NODE.get(id(static))
     if one is not None and one[0] is static:  # every column holds one score on every node
-        _, sub, base, row_weights = one
+        _, ref, base, row_weights = one
         total = base + sum(map(mul, row, row_weights))
-        return (LAZY, "sel", window, start, count, names_gens, name, total, sub, row, selected)
+        return (LAZY, "sel", window, start, count, names_gens, name, total, ref, row, selected)
     sub = _shared((
         plugins, weights, tuple([(p, (col[at],)) for p, col in raw]),
         tuple([(p, (col[at],)) for p, col in normalized]), row_plugins,
@@ -251,7 +272,9 @@ def _selected_record(rec: tuple[Any, ...], kept: _Kept) -> tuple[Any, ...]:
         base = sum(w_of[p] * col[0] for p, col in normalized)
         if len(_ONE_NODE) >= 256:
             _ONE_NODE.clear()
-        _ONE_NODE[id(static)] = (static, sub, base, tuple([w_of[p] for p in row_plugins]))
+        _ONE_NODE[id(static)] = (
+            static, _one_node_ref(sub), base, tuple([w_of[p] for p in row_plugins])
+        )
     return (LAZY, "sel", window, start, count, names_gens, name, total, sub, row, selected)
 
 

@@ -123,3 +123,30 @@ def test_summaries_and_the_bound_as_documented() -> None:
         unbounded.add_pod(pod(name))
     unbounded.run()
     assert not unbounded._explain_order
+
+
+def test_summaries_name_their_one_node_scores_by_index_and_hold_nothing_tracked() -> None:
+    """A summary on the folded path refers to its shared one-node scores by index: its record
+    holds no tuple the garbage collector must follow, and it reads as the full one does."""
+    import gc
+
+    from kschedlib.results import SCORES_SLOT
+
+    s = new_scheduler(explain_full_pods=1)
+    for i in range(4):
+        s.add_node(node(f"n{i}", cpu="8"))
+    for i in range(6):
+        s.add_pod(pod(f"p{i}", cpu="100m"))
+    results = s.run()
+    full = {r.key: r.explanation for r in results}
+    records = [SCORES_SLOT.raw(e) for k, e in s.explanations.items() if k != results[-1].key]
+    sel = [r for r in records if type(r) is tuple and len(r) > 8 and r[1] == "sel"]
+    assert sel and all(type(r[8]) is int for r in sel[1:])
+    # (flat: no tuple in a tuple, so a young collection untracks the record for good)
+    assert all(type(y) is not tuple for r in sel[1:] for x in r if type(x) is tuple for y in x)
+    assert not any(gc.is_tracked(x) for r in sel[1:] for x in r if type(x) is not tuple)
+    for key, exp in s.explanations.items():
+        f = full[key]
+        assert f is not None
+        w = f.to_dict()
+        assert exp.to_dict()["scores"] == {n: w["scores"][n] for n in exp.to_dict()["scores"]}
