@@ -689,9 +689,10 @@ class Explanations(SchedulerBase):
         while len(order) > limit:
             old = next(iter(order))
             del order[old]
-            exp = self.explanations.get(old)
-            if exp is not None:
-                self.explanations[old] = summarised(exp, self._explain_top_nodes)
+            stored: dict[str, Any] = self.explanations  # (as stored: summaries not built)
+            exp = dict.get(stored, old)
+            if exp is not None and type(exp) is not tuple:
+                stored[old] = _summary(exp, self._explain_top_nodes)
 
     def explain(self, pod: Pod | str) -> Explanation | None:
         """The breakdown of the last attempt for a pod (by object or namespace/name). Beyond
@@ -714,13 +715,20 @@ def summarised(exp: Explanation, top: int | None) -> Explanation:
     """``exp`` keeping the scores of its ``top`` best nodes only (the selected node among
     them, ties by name), or with ``top`` None of the selected node alone; every other field
     is unchanged."""
+    got = _summary(exp, top)
+    return new_explanation(*got) if isinstance(got, tuple) else got
+
+
+def _summary(exp: Explanation, top: int | None) -> Explanation | tuple[Any, ...]:
+    """What :func:`summarised` gives, on the folded score path as the plain tuple of
+    ``new_explanation``'s arguments (see results.ExplanationTable)."""
     raw = SCORES_SLOT.raw(exp)
     if top is None and _is_record(raw, "rec"):  # the selected node's scores, as plain data
         kept = exp._kept
         record = _selected_record(raw, kept)
         names = FEASIBLE_SLOT.raw(exp)
         rejected = REJECTED_SLOT.raw(exp)
-        return new_explanation(
+        return (
             exp.pod, exp.profile, exp.pre_filter, record if rejected is raw else rejected,
             record if names is raw else names, record, exp.selected, exp.nominated_fast_path,
             exp.post_filter_message, exp.batch, exp.batch_hint,

@@ -278,6 +278,81 @@ new_explanation = _explanation_maker()
 recording an attempt uses: every field given, lazy ones as stored)."""
 
 
+_ABSENT: Any = object()
+
+
+class ExplanationTable(dict[str, Explanation]):
+    """Pod key -> its last Explanation. A summary of an older pod may be stored as the plain
+    tuple of :func:`new_explanation`'s arguments (a flat tuple of immutable things leaves the
+    garbage collector nothing to count): every read gives the Explanation, built (and kept
+    in its place) on first read; copies keep what is stored."""
+
+    __slots__ = ()
+
+    def _built(self, key: str, value: Any) -> Explanation:
+        if type(value) is tuple:
+            value = new_explanation(*value)
+            dict.__setitem__(self, key, value)
+        return value  # type: ignore[no-any-return]
+
+    def _build_all(self) -> None:
+        stored: list[tuple[str, Any]] = list(dict.items(self))
+        for key, value in stored:
+            if type(value) is tuple:
+                dict.__setitem__(self, key, new_explanation(*value))
+
+    def __getitem__(self, key: str) -> Explanation:
+        return self._built(key, dict.__getitem__(self, key))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = dict.get(self, key, _ABSENT)
+        return default if value is _ABSENT else self._built(key, value)
+
+    def pop(self, key: str, default: Any = _ABSENT) -> Any:
+        value = dict.pop(self, key) if default is _ABSENT else dict.pop(self, key, default)
+        return new_explanation(*value) if type(value) is tuple else value
+
+    def popitem(self) -> tuple[str, Explanation]:
+        key, value = dict.popitem(self)
+        stored: Any = value
+        return key, (new_explanation(*stored) if type(stored) is tuple else value)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        return self._built(key, dict.setdefault(self, key, default))
+
+    def items(self) -> Any:
+        self._build_all()
+        return dict.items(self)
+
+    def values(self) -> Any:
+        self._build_all()
+        return dict.values(self)
+
+    def copy(self) -> ExplanationTable:
+        new = ExplanationTable()
+        dict.update(new, self)  # (what is stored, summaries unbuilt)
+        return new
+
+    def __eq__(self, other: object) -> bool:
+        self._build_all()
+        if isinstance(other, ExplanationTable):
+            other._build_all()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        self._build_all()
+        return dict.__repr__(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        self._build_all()
+        return (ExplanationTable, (), None, None, iter(dict.items(self)))
+
+
 def _verdict(v: NodeVerdict) -> dict[str, Any]:
     return {"plugin": v.plugin, "code": v.code, "reasons": list(v.reasons)}
 

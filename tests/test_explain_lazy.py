@@ -150,3 +150,33 @@ def test_summaries_name_their_one_node_scores_by_index_and_hold_nothing_tracked(
         assert f is not None
         w = f.to_dict()
         assert exp.to_dict()["scores"] == {n: w["scores"][n] for n in exp.to_dict()["scores"]}
+
+
+def test_the_table_keeps_summaries_as_plain_tuples_and_reads_them_as_explanations() -> None:
+    import copy
+    import pickle
+
+    from kschedlib.results import ExplanationTable
+
+    s = new_scheduler(explain_full_pods=2)
+    for i in range(4):
+        s.add_node(node(f"n{i}", cpu="8"))
+    for i in range(6):
+        s.add_pod(pod(f"p{i}", cpu="100m"))
+    results = s.run()
+    table = s.explanations
+    assert isinstance(table, ExplanationTable)
+    stored = {k: dict.__getitem__(table, k) for k in table}
+    old = [k for k, v in stored.items() if type(v) is tuple]
+    assert old and set(old).isdisjoint(s._explain_order)
+    copied = table.copy()  # (what is stored: summaries still tuples)
+    assert all(type(dict.__getitem__(copied, k)) is tuple for k in old)
+    want = {r.key: summarised(r.explanation, None) for r in results if r.explanation}
+    for key in old:
+        exp = s.explain(key)
+        assert isinstance(exp, Explanation) and exp is s.explain(key)
+        assert exp == want[key] and exp.to_dict() == want[key].to_dict()
+    assert pickle.loads(pickle.dumps(copied)) == copied
+    assert copy.deepcopy(copied) == table
+    assert all(isinstance(v, Explanation) for v in copied.values())
+    assert copied.pop(old[0]) == want[old[0]]
