@@ -665,13 +665,20 @@ class Explanations(SchedulerBase):
                 feasible = _Sorted(names)
         batch = self._batch
         key = pod.key
-        exp = new_explanation(
+        fields = (
             key, fwk.profile_name, pre, rejected, feasible, scores, selected, fast,
             d.post_filter_msg, batch.outcome if batch else None,
             (batch.hint or None) if batch else None, kept,
         )
-        self.explanations[key] = exp
         keys = self._explain_keys
+        exp: Explanation
+        if kept is None or keys is not None and key in keys:
+            exp = new_explanation(*fields)
+        else:
+            # The folded score path: the fields as a plain tuple (no Explanation object
+            # until read; the table and SchedulingResult.explanation build it then).
+            exp = fields  # type: ignore[assignment]
+        self.explanations[key] = exp
         if keys is not None and key in keys:
             self.explanation_history.setdefault(key, []).append(exp)
         elif self._explain_full_pods is not None:
@@ -691,7 +698,10 @@ class Explanations(SchedulerBase):
             del order[old]
             stored: dict[str, Any] = self.explanations  # (as stored: summaries not built)
             exp = dict.get(stored, old)
-            if exp is not None and type(exp) is not tuple:
+            if type(exp) is tuple:  # (fields: summarised unless they are a summary)
+                if _is_record(exp[5], "rec"):
+                    stored[old] = _summary_of_fields(exp, self._explain_top_nodes)
+            elif exp is not None:
                 stored[old] = _summary(exp, self._explain_top_nodes)
 
     def explain(self, pod: Pod | str) -> Explanation | None:
@@ -724,16 +734,11 @@ def _summary(exp: Explanation, top: int | None) -> Explanation | tuple[Any, ...]
     ``new_explanation``'s arguments (see results.ExplanationTable)."""
     raw = SCORES_SLOT.raw(exp)
     if top is None and _is_record(raw, "rec"):  # the selected node's scores, as plain data
-        kept = exp._kept
-        record = _selected_record(raw, kept)
-        names = FEASIBLE_SLOT.raw(exp)
-        rejected = REJECTED_SLOT.raw(exp)
-        return (
-            exp.pod, exp.profile, exp.pre_filter, record if rejected is raw else rejected,
-            record if names is raw else names, record, exp.selected, exp.nominated_fast_path,
-            exp.post_filter_message, exp.batch, exp.batch_hint,
-            kept if raw[2] is None and names is raw else None,
-        )
+        return _summary_of_fields((
+            exp.pod, exp.profile, exp.pre_filter, REJECTED_SLOT.raw(exp),
+            FEASIBLE_SLOT.raw(exp), raw, exp.selected, exp.nominated_fast_path,
+            exp.post_filter_message, exp.batch, exp.batch_hint, exp._kept,
+        ), None)
     scores = exp.scores
     view: Mapping[str, NodeScoreDetail]
     if isinstance(scores, ScoreView):
@@ -756,6 +761,19 @@ def _summary(exp: Explanation, top: int | None) -> Explanation | tuple[Any, ...]
         exp.pod, exp.profile, exp.pre_filter, exp.rejected, feasible, view,
         exp.selected, exp.nominated_fast_path, exp.post_filter_message, exp.batch,
         exp.batch_hint,
+    )
+
+
+def _summary_of_fields(f: tuple[Any, ...], top: int | None) -> Explanation | tuple[Any, ...]:
+    """:func:`_summary` of an explanation given as ``new_explanation``'s arguments."""
+    pod, profile, pre, rejected, names, raw, selected, fast, post, batch, hint, kept = f
+    if top is not None or not _is_record(raw, "rec"):
+        return _summary(new_explanation(*f), top)
+    record = _selected_record(raw, kept)
+    return (
+        pod, profile, pre, record if rejected is raw else rejected,
+        record if names is raw else names, record, selected, fast, post, batch, hint,
+        kept if raw[2] is None and names is raw else None,
     )
 
 

@@ -282,10 +282,11 @@ _ABSENT: Any = object()
 
 
 class ExplanationTable(dict[str, Explanation]):
-    """Pod key -> its last Explanation. A summary of an older pod may be stored as the plain
-    tuple of :func:`new_explanation`'s arguments (a flat tuple of immutable things leaves the
-    garbage collector nothing to count): every read gives the Explanation, built (and kept
-    in its place) on first read; copies keep what is stored."""
+    """Pod key -> its last Explanation. An explanation on the folded score path (and its
+    summary, for older pods) may be stored as the plain tuple of :func:`new_explanation`'s
+    arguments (a tuple of immutable things leaves the garbage collector nothing to count):
+    every read gives the Explanation, built (and kept in its place) on first read; copies
+    keep what is stored."""
 
     __slots__ = ()
 
@@ -377,6 +378,38 @@ class SchedulingResult:
     @property
     def key(self) -> str:
         return self.pod.key
+
+
+class _ExplanationSlot:
+    """SchedulingResult.explanation's slot: it may hold an Explanation's fields as the plain
+    tuple of :func:`new_explanation`'s arguments (what recording an attempt stores), built
+    into the Explanation on first read and kept in its place."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = self.slot.__get__(obj, owner)
+        if type(value) is tuple:
+            value = new_explanation(*value)
+            self.slot.__set__(obj, value)
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.slot.__set__(obj, value)
+
+    def __delete__(self, obj: Any) -> None:
+        self.slot.__delete__(obj)
+
+
+setattr(  # noqa: B010 - a descriptor over the slot
+    SchedulingResult, "explanation",
+    _ExplanationSlot(SchedulingResult.__dict__["explanation"]),
+)
 
 
 @attrs.define(slots=True)

@@ -152,7 +152,7 @@ def test_summaries_name_their_one_node_scores_by_index_and_hold_nothing_tracked(
         assert exp.to_dict()["scores"] == {n: w["scores"][n] for n in exp.to_dict()["scores"]}
 
 
-def test_the_table_keeps_summaries_as_plain_tuples_and_reads_them_as_explanations() -> None:
+def test_the_table_keeps_folded_explanations_as_plain_tuples_and_reads_explanations() -> None:
     import copy
     import pickle
 
@@ -167,11 +167,16 @@ def test_the_table_keeps_summaries_as_plain_tuples_and_reads_them_as_explanation
     table = s.explanations
     assert isinstance(table, ExplanationTable)
     stored = {k: dict.__getitem__(table, k) for k in table}
-    old = [k for k, v in stored.items() if type(v) is tuple]
-    assert old and set(old).isdisjoint(s._explain_order)
+    assert all(type(v) is tuple for v in stored.values())  # (nothing read yet)
+    old = [k for k, v in stored.items() if v[5][1] == "sel"]
+    assert old and set(old) == set(stored) - set(s._explain_order)
     copied = table.copy()  # (what is stored: summaries still tuples)
     assert all(type(dict.__getitem__(copied, k)) is tuple for k in old)
-    want = {r.key: summarised(r.explanation, None) for r in results if r.explanation}
+    full = {r.key: r.explanation for r in results}  # (built from the fields when read)
+    assert all(isinstance(e, Explanation) for e in full.values())
+    for key in s._explain_order:
+        assert s.explain(key) == full[key] and s.explain(key).to_dict() == full[key].to_dict()
+    want = {k: summarised(e, None) for k, e in full.items() if e is not None}
     for key in old:
         exp = s.explain(key)
         assert isinstance(exp, Explanation) and exp is s.explain(key)
