@@ -28,6 +28,7 @@ from kschedlib.results import (
     PluginScoreDetail,
     new_explanation,
     register_lazy_builder,
+    register_stored_builder,
 )
 from kschedlib.schedule_one import ScheduleResult
 from kschedlib.scheduler_base import SchedulerBase
@@ -665,7 +666,7 @@ class Explanations(SchedulerBase):
                 feasible = _Sorted(names)
         batch = self._batch
         key = pod.key
-        fields = (
+        fields: tuple[Any, ...] = (
             key, fwk.profile_name, pre, rejected, feasible, scores, selected, fast,
             d.post_filter_msg, batch.outcome if batch else None,
             (batch.hint or None) if batch else None, kept,
@@ -675,9 +676,13 @@ class Explanations(SchedulerBase):
         if kept is None or keys is not None and key in keys:
             exp = new_explanation(*fields)
         else:
-            # The folded score path: the fields as a plain tuple (no Explanation object
-            # until read; the table and SchedulingResult.explanation build it then).
-            exp = fields  # type: ignore[assignment]
+            # The folded score path: the fields and the record as one plain tuple (no
+            # Explanation object until read; the table and SchedulingResult.explanation
+            # build it then, see _from_stored).
+            exp = (  # type: ignore[assignment]
+                FIELDS, key, fields[1], pre, None if fields[3] is rec else rejected,
+                fields[8], fast, fields[9], fields[10], kept, *rec[2:],
+            )
         self.explanations[key] = exp
         if keys is not None and key in keys:
             self.explanation_history.setdefault(key, []).append(exp)
@@ -698,9 +703,9 @@ class Explanations(SchedulerBase):
             del order[old]
             stored: dict[str, Any] = self.explanations  # (as stored: summaries not built)
             exp = dict.get(stored, old)
-            if type(exp) is tuple:  # (fields: summarised unless they are a summary)
-                if _is_record(exp[5], "rec"):
-                    stored[old] = _summary_of_fields(exp, self._explain_top_nodes)
+            if type(exp) is tuple:  # (as _explain stored it: summarised; else a summary)
+                if exp[0] == FIELDS:
+                    stored[old] = _summary_of_stored(exp)
             elif exp is not None:
                 stored[old] = _summary(exp, self._explain_top_nodes)
 
@@ -726,7 +731,7 @@ def summarised(exp: Explanation, top: int | None) -> Explanation:
     them, ties by name), or with ``top`` None of the selected node alone; every other field
     is unchanged."""
     got = _summary(exp, top)
-    return new_explanation(*got) if isinstance(got, tuple) else got
+    return _from_stored(got) if isinstance(got, tuple) else got
 
 
 def _summary(exp: Explanation, top: int | None) -> Explanation | tuple[Any, ...]:
@@ -734,11 +739,20 @@ def _summary(exp: Explanation, top: int | None) -> Explanation | tuple[Any, ...]
     ``new_explanation``'s arguments (see results.ExplanationTable)."""
     raw = SCORES_SLOT.raw(exp)
     if top is None and _is_record(raw, "rec"):  # the selected node's scores, as plain data
-        return _summary_of_fields((
-            exp.pod, exp.profile, exp.pre_filter, REJECTED_SLOT.raw(exp),
-            FEASIBLE_SLOT.raw(exp), raw, exp.selected, exp.nominated_fast_path,
-            exp.post_filter_message, exp.batch, exp.batch_hint, exp._kept,
-        ), None)
+        rejected = REJECTED_SLOT.raw(exp)
+        if FEASIBLE_SLOT.raw(exp) is raw:  # (as recorded: a SUMMARY tuple)
+            return _summary_of_stored((
+                FIELDS, exp.pod, exp.profile, exp.pre_filter,
+                None if rejected is raw else rejected, exp.post_filter_message,
+                exp.nominated_fast_path, exp.batch, exp.batch_hint, exp._kept, *raw[2:],
+            ))
+        kept = exp._kept
+        record = _selected_record(raw, kept)
+        return (
+            exp.pod, exp.profile, exp.pre_filter, record if rejected is raw else rejected,
+            FEASIBLE_SLOT.raw(exp), record, exp.selected, exp.nominated_fast_path,
+            exp.post_filter_message, exp.batch, exp.batch_hint, None,
+        )
     scores = exp.scores
     view: Mapping[str, NodeScoreDetail]
     if isinstance(scores, ScoreView):
@@ -764,16 +778,41 @@ def _summary(exp: Explanation, top: int | None) -> Explanation | tuple[Any, ...]
     )
 
 
-def _summary_of_fields(f: tuple[Any, ...], top: int | None) -> Explanation | tuple[Any, ...]:
-    """:func:`_summary` of an explanation given as ``new_explanation``'s arguments."""
-    pod, profile, pre, rejected, names, raw, selected, fast, post, batch, hint, kept = f
-    if top is not None or not _is_record(raw, "rec"):
-        return _summary(new_explanation(*f), top)
-    record = _selected_record(raw, kept)
+FIELDS = "\x00fields"
+SUMMARY = "\x00summary"
+# What _explain stores for an attempt on the folded score path, and its summary, each one
+# plain tuple (no pod key starts with NUL, so these are told from new_explanation's
+# arguments):
+#   (FIELDS, pod, profile, pre_filter, rejected or None, post_filter_message, fast, batch,
+#    batch_hint, kept, *rec[2:]): its "rec" record (LAZY, "rec", *t[10:]) is its rejected
+#    (when None), feasible and scores;
+#   (SUMMARY, ..., the same up to kept (None unless names are read from it), *sel[2:]): its
+#    "sel" record (LAZY, "sel", *t[10:]) likewise.
+
+
+def _from_stored(t: tuple[Any, ...]) -> Explanation:
+    """The Explanation a stored tuple stands for (see FIELDS)."""
+    mark = t[0]
+    if mark in (FIELDS, SUMMARY):
+        rec = (LAZY, "rec" if mark == FIELDS else "sel", *t[10:])
+        rejected = t[4]
+        return new_explanation(
+            t[1], t[2], t[3], rec if rejected is None else rejected, rec, rec, rec[-2 if mark
+            == FIELDS else -1], t[6], t[5], t[7], t[8], t[9],
+        )
+    return new_explanation(*t)
+
+
+register_stored_builder(_from_stored)
+
+
+def _summary_of_stored(t: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The SUMMARY tuple of a FIELDS tuple (the selected node's scores)."""
+    kept = t[9]
+    sel = _selected_record((LAZY, "rec", *t[10:]), kept)
     return (
-        pod, profile, pre, record if rejected is raw else rejected,
-        record if names is raw else names, record, selected, fast, post, batch, hint,
-        kept if raw[2] is None and names is raw else None,
+        SUMMARY, t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
+        kept if sel[2] is None else None, *sel[2:],
     )
 
 

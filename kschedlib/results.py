@@ -278,13 +278,29 @@ new_explanation = _explanation_maker()
 recording an attempt uses: every field given, lazy ones as stored)."""
 
 
+_stored_builders: list[Callable[[tuple[Any, ...]], Explanation]] = []
+
+
+def register_stored_builder(build: Callable[[tuple[Any, ...]], Explanation]) -> None:
+    """Set what builds an Explanation from a stored tuple (``kschedlib.explain`` registers
+    it: its compact records, else ``new_explanation``'s arguments)."""
+    _stored_builders[:] = [build]
+
+
+def from_stored(value: tuple[Any, ...]) -> Explanation:
+    """The Explanation a stored tuple stands for."""
+    if _stored_builders:
+        return _stored_builders[0](value)
+    return new_explanation(*value)
+
+
 _ABSENT: Any = object()
 
 
 class ExplanationTable(dict[str, Explanation]):
     """Pod key -> its last Explanation. An explanation on the folded score path (and its
-    summary, for older pods) may be stored as the plain tuple of :func:`new_explanation`'s
-    arguments (a tuple of immutable things leaves the garbage collector nothing to count):
+    summary, for older pods) may be stored as a plain tuple (see :func:`from_stored`; a
+    tuple of immutable things leaves the garbage collector little to count):
     every read gives the Explanation, built (and kept in its place) on first read; copies
     keep what is stored."""
 
@@ -292,7 +308,7 @@ class ExplanationTable(dict[str, Explanation]):
 
     def _built(self, key: str, value: Any) -> Explanation:
         if type(value) is tuple:
-            value = new_explanation(*value)
+            value = from_stored(value)
             dict.__setitem__(self, key, value)
         return value  # type: ignore[no-any-return]
 
@@ -300,7 +316,7 @@ class ExplanationTable(dict[str, Explanation]):
         stored: list[tuple[str, Any]] = list(dict.items(self))
         for key, value in stored:
             if type(value) is tuple:
-                dict.__setitem__(self, key, new_explanation(*value))
+                dict.__setitem__(self, key, from_stored(value))
 
     def __getitem__(self, key: str) -> Explanation:
         return self._built(key, dict.__getitem__(self, key))
@@ -311,12 +327,12 @@ class ExplanationTable(dict[str, Explanation]):
 
     def pop(self, key: str, default: Any = _ABSENT) -> Any:
         value = dict.pop(self, key) if default is _ABSENT else dict.pop(self, key, default)
-        return new_explanation(*value) if type(value) is tuple else value
+        return from_stored(value) if type(value) is tuple else value
 
     def popitem(self) -> tuple[str, Explanation]:
         key, value = dict.popitem(self)
         stored: Any = value
-        return key, (new_explanation(*stored) if type(stored) is tuple else value)
+        return key, (from_stored(stored) if type(stored) is tuple else value)
 
     def setdefault(self, key: str, default: Any = None) -> Any:
         return self._built(key, dict.setdefault(self, key, default))
@@ -381,9 +397,9 @@ class SchedulingResult:
 
 
 class _ExplanationSlot:
-    """SchedulingResult.explanation's slot: it may hold an Explanation's fields as the plain
-    tuple of :func:`new_explanation`'s arguments (what recording an attempt stores), built
-    into the Explanation on first read and kept in its place."""
+    """SchedulingResult.explanation's slot: it may hold an Explanation as a plain tuple (what
+    recording an attempt stores, see :func:`from_stored`), built into the Explanation on first
+    read and kept in its place."""
 
     __slots__ = ("slot",)
 
@@ -395,7 +411,7 @@ class _ExplanationSlot:
             return self
         value = self.slot.__get__(obj, owner)
         if type(value) is tuple:
-            value = new_explanation(*value)
+            value = from_stored(value)
             self.slot.__set__(obj, value)
         return value
 

@@ -168,7 +168,10 @@ def test_the_table_keeps_folded_explanations_as_plain_tuples_and_reads_explanati
     assert isinstance(table, ExplanationTable)
     stored = {k: dict.__getitem__(table, k) for k in table}
     assert all(type(v) is tuple for v in stored.values())  # (nothing read yet)
-    old = [k for k, v in stored.items() if v[5][1] == "sel"]
+    from kschedlib.explain import FIELDS, SUMMARY
+
+    assert {v[0] for k, v in stored.items() if k in s._explain_order} == {FIELDS}
+    old = [k for k, v in stored.items() if v[0] == SUMMARY]
     assert old and set(old) == set(stored) - set(s._explain_order)
     copied = table.copy()  # (what is stored: summaries still tuples)
     assert all(type(dict.__getitem__(copied, k)) is tuple for k in old)
