@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -59,7 +60,35 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
+# Decoded strings are shared: names, namespaces, kinds and label values repeat across
+# thousands of objects, and one copy of each keeps a loaded cluster small. sys.intern does it
+# where interned strings are freed with their last reference; CPython 3.12 makes them immortal
+# (a long-running host would keep every pod name ever decoded), so there a small bounded memo
+# shares the frequent values instead.
+_STRS: dict[str, str] = {}
+_STRS_MAX = 4096
+
+
+def _interning_is_mortal() -> bool:
+    probe = sys.intern("".join(("kschedlib-intern-probe-", str(id(object())))))
+    return sys.getrefcount(probe) < 1 << 20
+
+
+def _memo_str(value: str) -> str:
+    hit = _STRS.get(value)
+    if hit is None:
+        if len(_STRS) >= _STRS_MAX:
+            _STRS.clear()
+        _STRS[value] = hit = value
+    return hit
+
+
+_intern: Callable[[str], str] = sys.intern if _interning_is_mortal() else _memo_str
+
+
 def _dec_str(value: Any, path: str) -> str:
+    if type(value) is str:
+        return _intern(value)
     if isinstance(value, str):
         return value
     raise FieldError(path, f"expected string, got {_type_name(value)}")
@@ -142,15 +171,30 @@ def format_time(value: _dt.datetime) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# Parsed timestamps by their text (datetimes are immutable, so one object serves every
+# object stamped alike); bounded, cleared when full.
+_TIMES: dict[str, _dt.datetime] = {}
+_TIMES_MAX = 4096
+
+
 def _dec_time(value: Any, path: str) -> _dt.datetime:
+    if type(value) is str:
+        hit = _TIMES.get(value)
+        if hit is not None:
+            return hit
     if isinstance(value, _dt.datetime):  # an unquoted YAML timestamp, as kubectl writes it
         return value if value.tzinfo is not None else value.replace(tzinfo=_dt.timezone.utc)
     if not isinstance(value, str):
         raise FieldError(path, f"expected timestamp string, got {_type_name(value)}")
     try:
-        return parse_time(value)
+        t = parse_time(value)
     except ValueError as exc:
         raise FieldError(path, str(exc)) from None
+    if type(value) is str:
+        if len(_TIMES) >= _TIMES_MAX:
+            _TIMES.clear()
+        _TIMES[value] = t
+    return t
 
 
 def _dec_int_or_str(value: Any, path: str) -> Any:
@@ -235,8 +279,11 @@ def _codec_for(tp: Any) -> tuple[Decoder, Encoder]:
                 raise FieldError(path, f"expected object, got {_type_name(value)}")
             out = {}
             for k, v in value.items():
-                if not isinstance(k, str):
-                    raise FieldError(path, f"expected string key, got {_type_name(k)}")
+                if type(k) is not str:
+                    if not isinstance(k, str):
+                        raise FieldError(path, f"expected string key, got {_type_name(k)}")
+                else:
+                    k = _intern(k)
                 out[k] = val_dec(v, _join(path, k))
             return out
 

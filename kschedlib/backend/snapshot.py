@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Collection, Iterable, Sequence
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
@@ -35,6 +35,8 @@ class Snapshot:
         "_change_log",
         "_change_log_floor",
         "image_names",
+        "_names",
+        "_survivors",
     )
 
     def __init__(self) -> None:
@@ -58,6 +60,13 @@ class Snapshot:
         # The image names some node of the snapshot lists (the cache sets it at each update;
         # None: not known, e.g. a shared copy before its first update).
         self.image_names: Collection[str] | None = None
+        # (a node list, the names of its nodes in order) noted by the cache when it built
+        # that list: positions are built from the names (no NodeInfo touched).
+        self._names: tuple[list[NodeInfo], list[str]] | None = None
+        # (an earlier positions map, the node list, survivors_of's answer for them).
+        self._survivors: tuple[dict[str, int], list[NodeInfo], tuple[int, ...] | None] | None = (
+            None
+        )
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -105,12 +114,41 @@ class Snapshot:
         pos = self._positions
         if pos is None:
             lst = self.node_info_list
-            pos = self._positions = dict(zip(map(_name, lst), range(len(lst)), strict=True))
+            names = self._names
+            if names is not None and names[0] is lst and len(names[1]) == len(lst):
+                pos = dict(zip(names[1], range(len(lst)), strict=True))
+            else:
+                pos = dict(zip(map(_name, lst), range(len(lst)), strict=True))
+            self._positions = pos
         return pos
 
     @positions.setter
     def positions(self, value: dict[str, int]) -> None:
         self._positions = value
+
+    def survivors_of(self, old: dict[str, int]) -> tuple[int, ...] | None:
+        """For each position of node_info_list, the index its node had in ``old``, the
+        positions map of an earlier node list of this snapshot, when every node listed was
+        listed there (nodes only went, at least two stay); None otherwise. The answer for
+        the last map asked is kept."""
+        lst = self.node_info_list
+        kept = self._survivors
+        if kept is not None and kept[0] is old and kept[1] is lst:
+            return kept[2]
+        now = self.positions
+        at: tuple[int, ...] | None = None
+        if 1 < len(now) <= len(old):
+            try:
+                at = itemgetter(*now)(old)  # (one C loop)
+            except KeyError:
+                at = None  # a node came
+        self._survivors = (old, lst, at)
+        return at
+
+    def note_names(self, names: list[str]) -> None:
+        """The names of node_info_list's nodes, in order (the cache just built the list
+        from them; never changed afterwards)."""
+        self._names = (self.node_info_list, names)
 
     def rebuild_lists(
         self, removed: Sequence[NodeInfo] | None = None, affinity: bool = True,

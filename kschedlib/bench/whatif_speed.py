@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any
 
+from kschedlib.api.objects import decode_any
 from kschedlib.api.pod import Pod
 from kschedlib.bench.whatif_bench import PROBE, _load
 from kschedlib.scheduler import Scheduler
@@ -60,6 +61,27 @@ PREFERRED: dict[str, Any] = {
 }
 """A Deployment's usual soft rules: ScheduleAnyway zone spreading and preferred hostname
 anti-affinity (scores that are not node-local)."""
+
+DEFAULT_SPREAD: dict[str, Any] = {
+    "metadata": {"name": "service", "namespace": "default", "labels": {"app": "service"}},
+    "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m",
+                                                                    "memory": "100Mi"}}}]},
+}
+"""Pods a Service selects: PodTopologySpread's system-default constraints (ScheduleAnyway,
+hostname and zone) score them."""
+
+NODE_PREFERRED: dict[str, Any] = {
+    "metadata": {"name": "nodepref", "namespace": "default", "labels": {"app": "nodepref"}},
+    "spec": {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}}}],
+        "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+            "weight": 50, "preference": {"matchExpressions": [{
+                "key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-east-1a"],
+            }]},
+        }]}},
+    },
+}
+"""Preferred node affinity (a zone): a normalized node-local score."""
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -155,11 +177,20 @@ def main(argv: list[str], out: Any = None) -> int:
                   f"{cpu:.2f} s CPU ({wall:.2f} s wall), {cpu / max(len(names), 1) * 1000:.1f} ms "
                   "CPU per candidate (target: 5000 candidates < 15 s)", file=out)
         if "capacity" in only:
-            for label, template in (("topology spread", SPREAD), ("pod anti-affinity", ANTI),
-                                    ("preferred spread and anti-affinity", PREFERRED)):
+            serviced = sched.fork()
+            serviced.add_object(decode_any({
+                "kind": "Service", "metadata": {"name": "service", "namespace": "default"},
+                "spec": {"selector": {"app": "service"}},
+            }))
+            for label, template, where in (
+                ("topology spread", SPREAD, sched), ("pod anti-affinity", ANTI, sched),
+                ("preferred spread and anti-affinity", PREFERRED, sched),
+                ("system-default spreading of a Service", DEFAULT_SPREAD, serviced),
+                ("preferred node affinity", NODE_PREFERRED, sched),
+            ):
                 pod = Pod.from_dict(template)
                 t, c = time.perf_counter(), time.process_time()
-                cap = sched.capacity(pod, limit=args.replicas)
+                cap = where.capacity(pod, limit=args.replicas)
                 wall, cpu = time.perf_counter() - t, time.process_time() - c
                 print(f"whatif capacity ({label}): {cap.count} replicas ({cap.batched} batched) "
                       f"in {cpu:.2f} s CPU "

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Hashable, Sequence
-from operator import is_
+from itertools import compress
+from operator import is_, itemgetter
 from typing import Any
 
 Table = dict[str, tuple[int, Any]]
@@ -30,7 +31,9 @@ class PositionMarks:
     ``windows`` keeps round-robin runs of the node list as list objects (by start position),
     handed out again while the log shows that none of their entries was replaced."""
 
-    __slots__ = ("snapshot", "nodes", "seen", "dirty", "values", "extra", "windows", "_wide")
+    __slots__ = (
+        "snapshot", "nodes", "seen", "dirty", "values", "extra", "windows", "_wide", "_where",
+    )
 
     def __init__(self) -> None:
         self.snapshot: Any = None
@@ -42,6 +45,8 @@ class PositionMarks:
         """What a user keeps for some positions only (valid for positions not dirty)."""
         self.windows: dict[int, tuple[list[Any], int]] = {}
         self._wide = False
+        # The snapshot's positions (node name -> index) of ``nodes`` (None: not taken).
+        self._where: dict[str, int] | None = None
 
     def sync(self, snapshot: Any, nodes: Sequence[Any]) -> bool:
         """Mark dirty the positions of the nodes changed since the last sync; False (nothing
@@ -50,8 +55,10 @@ class PositionMarks:
         if changed_since is None or snapshot.list() is not nodes:
             return False
         names = None
-        if self.snapshot is snapshot and self.nodes is nodes:
+        if self.snapshot is snapshot:
             names = changed_since(self.seen)
+            if names is not None and self.nodes is not nodes:
+                names = self._follow(snapshot, nodes, names)
         if names is None:
             self.snapshot = snapshot
             self.nodes = nodes
@@ -60,6 +67,7 @@ class PositionMarks:
             self.extra = {}
             self.windows = {}
             self._wide = True
+            self._where = getattr(snapshot, "positions", None)
         elif names:
             pos = snapshot.positions
             dirty = self.dirty
@@ -74,6 +82,50 @@ class PositionMarks:
             self._wide = False
         self.seen = snapshot.generation
         return True
+
+    def _follow(self, snapshot: Any, nodes: Sequence[Any], names: list[str]) -> list[str] | None:
+        """Carry the marks over to ``nodes``, a node list the snapshot rebuilt after nodes
+        went and none came (Snapshot.survivors_of): each position's mark, value and extra
+        move with its node (by name), kept windows are dropped; ``names`` (the log since the
+        last sync) is given back for the caller to mark. None when the list did not come so
+        (the caller then starts over)."""
+        old, where = self.nodes, self._where
+        survivors = getattr(snapshot, "survivors_of", None)
+        if survivors is None or where is None or old is None or len(where) != len(old):
+            return None
+        at = survivors(where)
+        if at is None or len(self.values) != len(old):
+            return None
+        pos = snapshot.positions
+        dirty = self.dirty
+        if len(dirty) > 256:
+            moved = set(compress(range(len(at)), map(dirty.__contains__, at)))
+        else:
+            moved = set()
+            for p in dirty:
+                q = pos.get(old[p].name)
+                if q is not None:
+                    moved.add(q)
+        if self.extra:
+            extra: dict[int, Any] = {}
+            for p, v in self.extra.items():
+                q = pos.get(old[p].name)
+                if q is not None:
+                    extra[q] = v
+            self.extra = extra
+        self.dirty = moved
+        self._wide = len(moved) > 256
+        self._remap(itemgetter(*at))
+        self.nodes = nodes
+        self._where = pos
+        self.windows = {}
+        return names
+
+    def _remap(self, pick: Callable[[Any], tuple[Any, ...]]) -> None:
+        """The per-position columns after the list changed: ``pick(column)`` gives the new
+        column's entries in order."""
+        vals = self.values
+        self.values = array(vals.typecode, pick(vals))
 
     def dirty_offsets(self, start: int, count: int) -> list[int]:
         """The offsets (ascending) within the round-robin window of ``count`` positions from
@@ -92,6 +144,8 @@ class PositionMarks:
         hit = dirty.intersection(range(start, min(end, n)))
         if end > n:
             hit.update(dirty.intersection(range(end - n)))
+        if len(hit) == count:  # the whole window (as after a reset): no sort needed
+            return list(range(count))
         return sorted((p - start) % n for p in hit)
 
     def _unchanged(self, start: int, lst: list[Any], seen: int) -> bool:

@@ -525,6 +525,19 @@ class _ScoreMarks(PositionMarks):
         self.log = bytearray()
         self.logging = False
 
+    def _remap(self, pick: Callable[[Any], tuple[Any, ...]]) -> None:
+        n = len(self.values)
+        super()._remap(pick)
+        if len(self.gens) == n:
+            self.gens = array("q", pick(self.gens))
+        else:  # not noted yet: _window_marks starts them over, every position dirty
+            self.gens = array("q")
+            self.dirty = set(range(len(self.values)))
+            self._wide = True
+        # Positions moved: the next explanation takes a new base (and log); the records
+        # made so far keep theirs. The names are taken again from the new list when asked.
+        self.logging = False
+
     def window_record(self) -> tuple[tuple[str, ...], tuple[bytes, bytearray, int]]:
         """The names of the node list (one tuple per list: never changed, read by position)
         and (base, log, length): the generations by position as ``base`` with the first

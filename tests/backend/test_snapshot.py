@@ -7,6 +7,8 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kschedlib.api.node import Node
 from kschedlib.api.pod import Pod
@@ -209,6 +211,8 @@ def test_node_removals_keep_the_lists_a_recomputation_gives(family: str) -> None
             cache.update_snapshot(fresh)
             assert names(snap.list()) == names(fresh.list()) == cache.node_names(), path.name
             assert set(snap.node_info_map) == set(fresh.node_info_map), path.name
+            # (positions built from the names the cache noted for the list it built)
+            assert snap._names is not None and snap._names[0] is snap.node_info_list
             assert (snap.positions, snap.have_pods_with_affinity_node_info_list,
                     snap.have_pods_with_required_anti_affinity_node_info_list,
                     snap.used_pvc_set) == _reference_lists(snap), path.name
@@ -277,3 +281,43 @@ def test_image_names_follow_the_nodes_through_removals_rollbacks_and_forks() -> 
     forked.update_snapshot(other)
     assert other.image_names == set() and snap.image_names == {"img:1", "img:2"}
     assert Snapshot.from_objects([], [a, b]).image_names == {"img:1", "img:2"}
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["add", "remove", "pod", "update", "fork"]),
+                          st.integers(0, 11)), max_size=40))
+def test_removals_hinted_by_the_cache_keep_the_snapshots_a_fresh_one_gives(
+    ops: list[tuple[str, int]],
+) -> None:
+    # The cache hints at the nodes removed lately (checked before use); snapshots updated
+    # often, rarely, or from a fork that started without hints hold what a fresh one holds.
+    cache = Cache()
+    for i in range(6):
+        cache.add_node(make_node(f"n{i}", zone=f"z{i % 2}"))
+    often, rarely = Snapshot(), Snapshot()
+    cache.update_snapshot(often)
+    cache.update_snapshot(rarely)
+    pods = 0
+    for op, k in ops:
+        name = f"n{k}"
+        if op == "add" and name not in cache.node_names():
+            cache.add_node(make_node(name, zone=f"z{k % 3}"))
+        elif op == "remove" and name in cache.node_names():
+            cache.remove_node(name)
+        elif op == "pod" and cache.node_names():
+            live = cache.node_names()
+            cache.add_pod(make_pod(f"p{pods}", live[k % len(live)]))
+            pods += 1
+        elif op == "update":
+            cache.update_snapshot(rarely)
+        elif op == "fork":
+            cache = cache.fork()
+            often, rarely = Snapshot(), Snapshot()
+            cache.update_snapshot(rarely)
+        cache.update_snapshot(often)
+        for snap in (often, rarely) if op == "update" else (often,):
+            fresh = Snapshot()
+            cache.update_snapshot(fresh)
+            assert names(snap.list()) == names(fresh.list()) == cache.node_names()
+            assert set(snap.node_info_map) == set(fresh.node_info_map)
+            assert snap.positions == {ni.name: i for i, ni in enumerate(snap.list())}

@@ -92,12 +92,16 @@ def test_whatif_prints_one_line_per_target(tmp_path: Path, capsys: Any) -> None:
         "whatif transaction round trip (1 pod, 3/3 placed)",
         "whatif removable_nodes (pods of a ReplicaSet)",
         "whatif capacity (topology spread)", "whatif capacity (pod anti-affinity)",
-        "whatif capacity (preferred spread and anti-affinity)"]
+        "whatif capacity (preferred spread and anti-affinity)",
+        "whatif capacity (system-default spreading of a Service)",
+        "whatif capacity (preferred node affinity)"]
     # The pods were given a ReplicaSet, so the least utilized nodes can go.
     assert "6 candidates (" in lines[2] and "(0 removable)" not in lines[2]
     assert "20 replicas (20 batched)" in lines[3]
     assert "6 replicas (6 batched)" in lines[4]  # one per node (hostname anti-affinity)
-    assert "20 replicas (20 batched)" in lines[5]  # soft rules: scored on each window
+    assert "20 replicas (20 batched)" in lines[5]  # soft rules: scored per soft key
+    assert "20 replicas (20 batched)" in lines[6]  # a Service's default spreading
+    assert "20 replicas (20 batched)" in lines[7]  # preferred node affinity
 
 
 def test_whatif_removable_fit_line(tmp_path: Path, capsys: Any) -> None:

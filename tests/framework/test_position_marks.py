@@ -236,3 +236,23 @@ def test_dirty_offsets_match_a_scan_of_the_window(n: int, data: Any) -> None:
     count = data.draw(st.integers(0, n))
     expected = [o for o in range(count) if (start + o) % n in marks.dirty]
     assert marks.dirty_offsets(start, count) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 400), st.data())
+def test_dirty_offsets_of_a_window_dirty_throughout(n: int, data: Any) -> None:
+    """A window every position of which is dirty (as after a reset) lists all its offsets,
+    whatever else is dirty."""
+    marks = PositionMarks()
+    marks.nodes = list(range(n))
+    start = data.draw(st.integers(0, n - 1))
+    count = data.draw(st.integers(0, n))
+    window = {(start + o) % n for o in range(count)}
+    others = data.draw(st.lists(st.integers(0, n - 1), max_size=n))
+    marks.dirty = window | set(others)
+    expected = [o for o in range(count) if (start + o) % n in marks.dirty]
+    assert expected == list(range(count))
+    assert marks.dirty_offsets(start, count) == expected
+    marks.dirty.discard((start + count // 2) % n)  # one hole: the general walk
+    expected = [o for o in range(count) if (start + o) % n in marks.dirty]
+    assert marks.dirty_offsets(start, count) == expected

@@ -153,3 +153,41 @@ def test_runtime_cost_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(CELError, match="^operation cancelled: actual cost limit exceeded$"):
         _eval(expr)
     assert _eval('device.driver == "gpu.example.com"')
+
+
+def test_interleaved_expressions_and_devices_match_fresh_evaluation() -> None:
+    """The cache keeps results per (expression, device) and one activation (the last
+    device's): in any order, its answers are those of a fresh evaluation, and it never
+    holds an activation per device."""
+    sl = ResourceSlice.from_dict({
+        "metadata": {"name": "s2"},
+        "spec": {"driver": DRIVER, "nodeName": "n1",
+                 "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": f"g{i}", "attributes": {"numa": {"int": i % 3}},
+                              "capacity": {"memory": {"value": f"{16 * (i + 1)}Gi"}}}
+                             for i in range(6)]},
+    })
+    exprs = [
+        'device.driver == "gpu.example.com"',
+        'device.attributes["gpu.example.com"].numa == 1',
+        'device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0',
+        'device.attributes["gpu.example.com"].numa / 0 == 1',  # a runtime error
+    ]
+    cache = SelectorCache()
+    order = [(e, d) for d in sl.spec.devices for e in exprs]
+    order += [(e, d) for e in exprs for d in reversed(sl.spec.devices)]  # all hits
+    for e, d in order:
+        try:
+            got: object = cache.matches(e, DRIVER, d)
+        except CELError as exc:
+            got = f"error: {exc}"
+        try:
+            want: object = SelectorCache().matches(e, DRIVER, d)
+        except CELError as exc:
+            want = f"error: {exc}"
+        assert got == want, (e, d.name)
+    assert cache.matches(exprs[1], DRIVER, sl.spec.devices[1])
+    assert not cache.matches(exprs[1], DRIVER, sl.spec.devices[2])
+    # One activation at most, whatever the number of devices seen.
+    assert not hasattr(cache, "_activations")
+    assert cache._last[0] is sl.spec.devices[-1]  # the last device evaluated

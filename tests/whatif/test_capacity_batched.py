@@ -169,11 +169,11 @@ def _service() -> Any:
 def test_system_default_spreading_of_a_service_is_batched() -> None:
     # A Service selects the template's pods: PodTopologySpread's system-default constraints
     # (ScheduleAnyway, zone and hostname) score the replicas, which carry no constraint of
-    # their own. The first replica finds that out on the ordinary path; the next ones are
-    # batched on their windows.
+    # their own. The first replica finds that out with its PreScore, and scores on its
+    # window with it; the next ones keep their own states.
     s = _cluster(105, 3, 2, 7, False, [(i, "web", "plain") for i in range(0, 105, 9)])
     s.add_object(_service())
     tpl = pod("web", cpu="400m", labels={"app": "web"}, owner=None)
     fast, slow = capacity(s, tpl, limit=80), capacity(s, tpl, limit=80, batch=False)
     assert fast.replicas == slow.replicas and fast.stop_reason == slow.stop_reason
-    assert fast.batched == fast.count - 1 == 79
+    assert fast.batched == fast.count == 80

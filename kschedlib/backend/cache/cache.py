@@ -7,6 +7,7 @@ so ``update_snapshot`` copies only what changed since the snapshot was taken.
 from __future__ import annotations
 
 import time
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -164,6 +165,10 @@ COPIED_NODE_INFO_SLOTS = frozenset(
 )
 
 
+_MAX_GONE = 64
+"""Removed node names a cache keeps as a hint for snapshots (then it starts over)."""
+
+
 class Cache:
     """Pods (assumed and confirmed) aggregated per node, nodes in a zone-ordered tree, and the
     incremental snapshot machinery. Invalid transitions raise CacheError and change nothing.
@@ -174,6 +179,7 @@ class Cache:
     __slots__ = (
         "_ttl", "_clock", "_assumed", "_pod_states", "_nodes", "_head", "_tree", "_images",
         "_pod_level", "_shared_generation", "_journals", "_uid_by_key", "_image_names",
+        "_gone",
     )
 
     def __init__(
@@ -195,6 +201,8 @@ class Cache:
         self._images: dict[str, _ImageState] = {}
         # The names in _images, frozen for snapshots (None: to take again, the names changed).
         self._image_names: frozenset[str] | None = None
+        # Names of nodes removed lately (a hint, checked before use: see _remove_deleted_nodes).
+        self._gone: set[str] = set()
         # NodeInfos with a generation at or below this are shared with a fork (copy on write).
         self._shared_generation = 0
         # Open savepoints, oldest first (transactions): every change is noted in each.
@@ -311,6 +319,7 @@ class Cache:
         new._tree = self._tree.copy()
         new._images = {}
         new._image_names = self._image_names
+        new._gone = set()
         for name, st in self._images.items():
             image = _ImageState(st.size)
             image.nodes = set(st.nodes)
@@ -656,6 +665,10 @@ class Cache:
             self._note_tree()
         self._tree.remove_node(name)
         self._remove_images(item)
+        gone = self._gone
+        if len(gone) >= _MAX_GONE:
+            gone.clear()
+        gone.add(name)
 
     def get_node(self, name: str) -> NodeInfo:
         """A snapshot copy of a node's NodeInfo (ghosts included); for tests and debugging."""
@@ -801,9 +814,21 @@ class Cache:
         """Drop the snapshot's entries of nodes no longer cached (appended to ``removed``)."""
         node_map = snapshot.node_info_map
         to_delete = len(node_map) - self._tree.num_nodes
-        # Only names outside the node tree can be gone (a set difference at C speed); they
-        # are taken in the snapshot's order, as a scan of the whole map would take them.
-        outside = node_map.keys() - self._tree.names()
+        # Only names outside the node tree can be gone: those of the nodes removed lately
+        # when they are all of them, else a set difference at C speed; they are taken in the
+        # snapshot's order, as a scan of the whole map would take them. The hint is used
+        # only when node_map holds every tree node (then exactly ``to_delete`` names are
+        # outside): no node came since the update that listed exactly node_map's nodes.
+        in_tree = self._tree.names()
+        outside: set[str] = set()
+        if (
+            removed is not None
+            and 0 < to_delete <= len(self._gone)
+            and len(snapshot.node_info_list) == len(node_map)
+        ):
+            outside = {n for n in self._gone if n in node_map and n not in in_tree}
+        if len(outside) != to_delete:
+            outside = node_map.keys() - in_tree
         if len(outside) > to_delete:
             outside_names = [n for n in node_map if n in outside]
         else:
@@ -829,7 +854,11 @@ class Cache:
             node_map = snapshot.node_info_map
             names = self._tree.list()
             try:
-                infos = list(map(node_map.__getitem__, names))
+                # (one C loop; itemgetter of one name gives the entry, not a tuple)
+                infos = (
+                    list(itemgetter(*names)(node_map)) if len(names) > 1
+                    else [node_map[name] for name in names]
+                )
             except KeyError:
                 removal = None  # an out-of-step snapshot: rebuild everything
                 infos = []
@@ -840,6 +869,7 @@ class Cache:
                         ni = node_map[name] = self._copy(self._nodes[name])
                     infos.append(ni)
             snapshot.node_info_list = infos
+            snapshot.note_names(names)
         if removal is not None:
             snapshot.rebuild_lists(*removal)
         else:

@@ -15,15 +15,20 @@ if TYPE_CHECKING:
 
 class SelectorCache:
     """Memoized (expression, device) results; devices are immutable objects, so a new
-    slice generation brings new keys. Runtime errors are memoized as well."""
+    slice generation brings new keys. Runtime errors are memoized as well.
 
-    __slots__ = ("_activations", "_results")
+    A device's CEL activation is built when an expression meets the device for the first
+    time and kept only for the next expression on the same device (a class's selectors,
+    then the request's): since results are memoized, keeping every activation (about
+    1.2 KB a device) would buy one rebuild per new expression and device."""
+
+    __slots__ = ("_last", "_results")
 
     MAX_ENTRIES = 200_000
 
     def __init__(self) -> None:
         self._results: dict[tuple[str, int], tuple[Device, bool | str]] = {}
-        self._activations: dict[int, tuple[Device, dict[str, Any]]] = {}
+        self._last: tuple[Device | None, str, dict[str, Any]] = (None, "", {})
 
     def matches(self, expression: str, driver: str, device: Device) -> bool:
         key = (expression, id(device))
@@ -34,17 +39,18 @@ class SelectorCache:
             compiled = compile_expression(expression)
             if compiled.error is not None:
                 raise CELCompileError(compiled.error)
-            act = self._activations.get(id(device))
-            if act is None or act[0] is not device:
-                act = (device, device_activation(driver, device))
-                self._activations[id(device)] = act
+            last = self._last
+            if last[0] is device and last[1] == driver:
+                act = last[2]
+            else:
+                act = device_activation(driver, device)
+                self._last = (device, driver, act)
             try:
-                r = compiled.device_matches(act[1])
+                r = compiled.device_matches(act)
             except CELError as exc:
                 r = str(exc)
             if len(self._results) > self.MAX_ENTRIES:
                 self._results.clear()
-                self._activations.clear()
             self._results[key] = (device, r)
         if isinstance(r, str):
             raise CELError(r)

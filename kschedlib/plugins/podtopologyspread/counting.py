@@ -14,7 +14,7 @@ same NodeInfo and generation are kept.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from kschedlib.api.pod import Pod
@@ -221,25 +221,33 @@ def _removed_from_log(
     names = changed_since(entry.seen)
     if names is None:
         return None
+    if len(now) < 2:
+        return None
     try:
-        at = list(map(where.__getitem__, now))  # the snapshot's names, in list order
+        at = itemgetter(*now)(where)  # the snapshot's names, in list order
     except KeyError:
         return None  # a node came
     old_shares = entry.shares
     totals = entry.totals
     for name in where.keys() - now.keys():
         _apply(totals, old_shares[where[name]], -1)
-    shares = list(map(old_shares.__getitem__, at))
+    pick = itemgetter(*at)  # (one C loop per list)
+    shares = list(pick(old_shares))
+    # A node the log does not name has the generation the entry noted for it (no NodeInfo
+    # is touched for it); the named ones are noted again.
+    gens = list(pick(entry.gens))
     nodes = list(all_nodes)
     for name in set(names):
         i = now.get(name)
         if i is None:
             continue  # changed, then removed
-        new_share = recount(nodes[i])
+        ni = nodes[i]
+        gens[i] = ni.generation
+        new_share = recount(ni)
         _apply(totals, shares[i], -1)
         _apply(totals, new_share, 1)
         shares[i] = new_share
-    new = _Entry(nodes, list(map(_generation_of, nodes)), shares, totals)
+    new = _Entry(nodes, gens, shares, totals)
     new.exact = False
     return new
 

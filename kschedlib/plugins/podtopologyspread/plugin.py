@@ -43,10 +43,9 @@ from kschedlib.plugins.podtopologyspread.filtering import (
 )
 from kschedlib.plugins.podtopologyspread.scoring import (
     PreScoreState,
-    count_domains,
-    init_pre_score_state,
     normalize_scores,
     normalize_values,
+    pre_score_state,
     score_node,
     score_nodes,
 )
@@ -99,8 +98,8 @@ class PodTopologySpread:
     def build_default_constraints(self, pod: Pod, action: str) -> list[SpreadConstraint]:
         """The default constraints for ``action`` with the pod's Services' and controllers'
         selector; none when nothing selects the pod."""
-        if not self.default_constraints:
-            return []
+        if not any(c.when_unsatisfiable == action for c in self.default_constraints):
+            return []  # none for this action (PreFilter with the System defaults)
         # The selector first: with none (the common case of a pod no Service or controller
         # selects) the constraints need not be compiled; both are pure lookups.
         selector = default_selector(pod, self._handle.objects)
@@ -208,8 +207,7 @@ class PodTopologySpread:
         constraints = self.get_constraints(pod, SCHEDULE_ANYWAY)
         if not constraints:
             return SKIP
-        s = init_pre_score_state(constraints, nodes, require_all)
-        count_domains(s, pod, all_nodes, require_all, self._counter, lister)
+        s = pre_score_state(constraints, nodes, pod, all_nodes, require_all, self._counter, lister)
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 

@@ -87,6 +87,7 @@ class PreScoreState:
         "node_values",
         "node_shares",
         "score_keys",
+        "readings",
     )
 
     def __init__(
@@ -114,6 +115,10 @@ class PreScoreState:
         # NodeInfo generation -> what score_nodes reads of that node (see _score_key), kept
         # across cycles by the counter for the pod's namespace and constraints (None: none).
         self.score_keys: dict[int, Any] | None = None
+        # The filtered nodes (the list PreScore got), the identity of what Score reads of
+        # each (see _score_key) and those readings, each once (by identity), when PreScore
+        # took them from ``score_keys`` (None: not taken).
+        self.readings: tuple[Sequence[NodeInfo], list[int], list[Any]] | None = None
 
     def clone(self) -> PreScoreState:
         return self
@@ -200,6 +205,104 @@ def _init_single(
     return s
 
 
+def pre_score_state(
+    constraints: Sequence[SpreadConstraint],
+    filtered_nodes: Sequence[NodeInfo],
+    pod: Pod,
+    all_nodes: Sequence[NodeInfo],
+    require_all_topologies: bool,
+    counter: SpreadCounter | None = None,
+    lister: Any = None,
+) -> PreScoreState:
+    """init_pre_score_state and count_domains in one. With a hostname constraint, every key
+    optional and the counter's totals at hand, the domains of the filtered nodes are taken
+    from what Score reads of each node (kept per NodeInfo generation): the same state, with
+    those readings kept for score_nodes, and no label looked up per node."""
+    if (
+        counter is None
+        or require_all_topologies
+        or not any(c.topology_key == LABEL_HOSTNAME for c in constraints)
+    ):
+        s = init_pre_score_state(constraints, filtered_nodes, require_all_topologies)
+        count_domains(s, pod, all_nodes, require_all_topologies, counter, lister)
+        return s
+    totals = counter.totals(
+        pod, constraints, all_nodes, require_all_topologies, lister, exact=False
+    )
+    if totals is None:
+        s = init_pre_score_state(constraints, filtered_nodes, require_all_topologies)
+        _count_each_node(s, pod, all_nodes, require_all_topologies)
+        return s
+    kept = counter.node_shares()
+    table = counter.score_keys(pod.metadata.namespace, constraints)
+    plan = [
+        (c.topology_key, None, 0.0, c.selector if c.topology_key == LABEL_HOSTNAME else None,
+         0.0, 0.0, i)
+        for i, c in enumerate(constraints)
+    ]
+    keys = _readings(filtered_nodes, table, plan, kept, pod.metadata.namespace)
+    if any(map(is_, keys, repeat(_NO_NODE))):
+        s = init_pre_score_state(constraints, filtered_nodes, require_all_topologies)
+    else:
+        # What init_pre_score_state notes, from the readings: each non-hostname value (""
+        # without the label) in the order first seen, no node ignored.
+        counts: list[dict[str, int]] = [{} for _ in constraints]
+        # The distinct readings in first-seen order, told apart by identity (int hashes):
+        # equal readings are mostly one object (_intern); two equal ones apart come out
+        # the same.
+        ids = list(map(id, keys))
+        distinct = list(dict(zip(ids, keys, strict=True)).values())
+        weights: list[float] = []
+        for i, c in enumerate(constraints):
+            if c.topology_key == LABEL_HOSTNAME:
+                weights.append(topology_normalizing_weight(len(filtered_nodes)))
+                continue
+            m = counts[i]
+            for k in distinct:
+                v = k[i]
+                m[v if v is not None else ""] = 0
+            weights.append(topology_normalizing_weight(len(m)))
+        s = PreScoreState(constraints, set(), counts, weights)
+        s.readings = (filtered_nodes, ids, distinct)
+    s.node_shares = kept
+    s.score_keys = table
+    for counts_i, total in zip(s.tp_value_to_pod_counts, totals, strict=True):
+        for value in counts_i:
+            counts_i[value] += total.get(value, 0)
+    return s
+
+
+def _readings(
+    nodes: Sequence[NodeInfo], table: dict[int, Any], plan: Sequence[Any],
+    kept: NodeShares | None, ns: str,
+) -> list[Any]:
+    """What score_nodes reads of each node (_score_key), from ``table`` by NodeInfo
+    generation and noted there where missing, as score_nodes does."""
+    gens = list(map(_generation_of, nodes))
+    keys = list(map(table.get, gens))
+    if None in keys:
+        if len(table) > _MAX_SCORE_KEYS:
+            table.clear()
+        for i, k in enumerate(keys):
+            if k is None:
+                keys[i] = table[gens[i]] = _intern(_score_key(nodes[i], plan, kept, ns))
+    return keys
+
+
+_INTERNED: dict[Any, Any] = {}
+
+
+def _intern(key: Any) -> Any:
+    """One object per distinct reading (the table is bounded; dropping it only means two
+    equal readings may be two objects)."""
+    got = _INTERNED.get(key)
+    if got is None:
+        if len(_INTERNED) >= _MAX_SCORE_KEYS:
+            _INTERNED.clear()
+        got = _INTERNED[key] = key
+    return got
+
+
 def count_domains(
     s: PreScoreState,
     pod: Pod,
@@ -226,6 +329,14 @@ def count_domains(
             for value in counts:
                 counts[value] += total.get(value, 0)
         return
+    _count_each_node(s, pod, all_nodes, require_all_topologies)
+
+
+def _count_each_node(
+    s: PreScoreState, pod: Pod, all_nodes: Sequence[NodeInfo], require_all_topologies: bool
+) -> None:
+    """count_domains without a counter: every node's matching pods added up."""
+    constraints = s.constraints
     ns = pod.metadata.namespace
     required = RequiredNodeAffinity.of(pod)
     for ni in all_nodes:
@@ -332,6 +443,11 @@ def score_nodes(s: PreScoreState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[i
             append(0 if value is None else by_value.get(value, default))
         return out
     table = s.score_keys
+    readings = s.readings
+    if readings is not None and readings[0] is nodes and not ignored:
+        # PreScore read these very nodes (see pre_score_state).
+        by_id = {id(k): _score_of_key(k, plan) for k in readings[2]}
+        return list(map(by_id.__getitem__, readings[1]))
     if table is not None and not ignored:
         # What each node's score reads (its values and hostname counts) is kept per NodeInfo
         # generation; the score is worked out once per distinct reading, as the loop below

@@ -10,9 +10,12 @@ scores of many nodes in one batch per plugin) and reused until the node changes 
 reports which nodes did). PodTopologySpread's and InterPodAffinity's filters judge a node by
 its topology values and their PreFilter state, which AddPod keeps up to date replica after
 replica: their verdicts are kept per tuple of topology values (``signatures``). Their scores
-(ScheduleAnyway spreading, preferred terms, required affinity through
-hardPodAffinityWeight) are not node-local: the plugins' own PreScore runs for each replica
-and they score its window (``window``). Everything else runs as in a scheduling cycle: the
+(ScheduleAnyway spreading, the system-default spreading of a Service, preferred terms,
+required affinity through hardPodAffinityWeight) are not node-local but depend on a few
+things of a node (its topology values, its own matching pods, its per-node weights) and on
+counts kept up to date replica after replica: each node gets a small *soft key*, nodes with
+equal keys score alike, and a window is scored per distinct key (``soft``; InterPodAffinity's
+PreScore state carried by ``window``). Everything else runs as in a scheduling cycle: the
 round-robin window of percentageOfNodesToScore, nominated pods in filtering, every Score
 plugin's normalization on the window, the weights and the tie-breaking random draw. A
 replica for which any precondition fails goes through the ordinary ``schedule_pod`` path,
@@ -20,8 +23,9 @@ and so does the one that does not fit (for its FailedScheduling message); the te
 that the result equals scheduling every replica through ``schedule_pod``.
 
 Modules: ``loop`` (the replica loop), ``batched`` (one replica's batched cycle),
-``signatures`` (the kept filter verdicts), ``window`` (scores on the window), ``replicas``
-(ReplicaSet-style replicas), ``common`` (plugin sets).
+``signatures`` (the kept filter verdicts), ``soft`` (soft-rule scores per soft key),
+``window`` (scores on the window), ``replicas`` (ReplicaSet-style replicas), ``common``
+(plugin sets).
 """
 
 from kschedlib.whatif.capacity.common import NODE_LOCAL_PLUGINS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from itertools import chain, compress, count, islice
 from operator import add, attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
@@ -12,11 +13,14 @@ from kschedlib.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeSc
 from kschedlib.framework.runtime import Framework
 from kschedlib.framework.status import Code
 from kschedlib.framework.types import PodInfo
+from kschedlib.plugins.podtopologyspread.common import SCHEDULE_ANYWAY
 from kschedlib.plugins.podtopologyspread.filtering import CriticalPaths
 from kschedlib.plugins.podtopologyspread.filtering import PreFilterState as SpreadPreFilterState
+from kschedlib.plugins.podtopologyspread.plugin import PodTopologySpread
 from kschedlib.schedule_one import num_feasible_nodes_to_find
 from kschedlib.whatif.capacity.common import GONE, NODE_LOCAL_PLUGINS, SIGNATURE_FILTERS, SMALL
 from kschedlib.whatif.capacity.signatures import Signatures
+from kschedlib.whatif.capacity.soft import LocalColumn, SoftScores, SpreadTerms
 from kschedlib.whatif.capacity.window import AffinityScores, LabelColumns, window_scores
 
 if TYPE_CHECKING:
@@ -26,6 +30,9 @@ if TYPE_CHECKING:
 _name_of = attrgetter("name")
 _BATCH = 8
 """From this many unscored positions on, their node-local scores are taken in one batch."""
+_KEYED = 128
+"""Up to this many distinct (local total, soft key) pairs in a window, the node is chosen
+per pair (``SoftScores.keyed``); beyond, on columns of scores."""
 
 
 class FastPath:
@@ -40,7 +47,8 @@ class FastPath:
     extensions' AddPod, as a cycle does for nominated pods. Verdicts are bytes, one per
     position, so the round-robin window is found at C speed. The scores of those two
     plugins, when they score (ScheduleAnyway constraints, preferred terms, hard affinity
-    weight), come from their own PreScore on each replica's window (see ``window``)."""
+    weight), are kept per soft key (see ``soft``): the node is chosen per distinct (local
+    total, soft key) pair of the window when there are few, else on columns of scores."""
 
     def __init__(self, fork: Scheduler, fwk: Framework, template: Pod) -> None:
         self.fork = fork
@@ -89,6 +97,8 @@ class FastPath:
         self.filter_order: tuple[str, ...] = ()
         self.seen_generation = -1
         self.sigs = Signatures()
+        self.soft: SoftScores | None = None
+        """Soft-rule scores kept per soft key (see ``soft``); None until a replica needs them."""
 
     def placed(self, pod: Pod, pod_info: PodInfo, host: str) -> None:
         """A replica went to ``host`` through this path: update the tracked PreFilter state
@@ -101,6 +111,12 @@ class FastPath:
                 aff.scores = None
             else:
                 aff.add(pod, pod_info, node)
+        soft = self.soft
+        if soft is not None:
+            if p is None or self.nodes is None or soft.nodes is not self.nodes:
+                self.soft = None
+            else:
+                soft.placed_on(p, aff is not None and aff.scores is not None)
         tracked = self.tracked
         if tracked is None or self.nodes is None:
             return
@@ -119,6 +135,7 @@ class FastPath:
         """A replica went through the ordinary path: the tracked state is stale."""
         self.tracked = None
         self.sigs.fingerprint = None  # its node was not noted: recompute every signature
+        self.soft = None
         if self.affinity is not None:
             self.affinity.scores = None
 
@@ -183,6 +200,7 @@ class FastPath:
             self.cols = []
             self.plan = None
             self.sigs = Signatures()
+            self.soft = None
         else:
             dirty = cache.changed_since(self.seen_generation)
         self.seen_generation = cache.latest_generation()
@@ -208,7 +226,10 @@ class FastPath:
             to_find = 1  # as find_nodes_that_pass_filters: the first feasible node will do
         offset = alg.next_start_node_index % n
         want = min(m, to_find + 1)
-        if m * 8 >= n:  # dense: compress walks the bytes at C speed
+        found: Sequence[int]
+        if offset + want <= n and mask.find(0, offset, offset + want) < 0:
+            found = range(offset, offset + want)  # a run of feasible nodes
+        elif m * 8 >= n:  # dense: compress walks the bytes at C speed
             walk = chain(
                 compress(range(offset, n), mask[offset:]), compress(range(offset), mask[:offset])
             )
@@ -251,8 +272,11 @@ class FastPath:
         targets = range(len(nodes)) if dirty is None else [pos[d] for d in dirty if d in pos]
         if dirty is None:
             self.loc_changed = None
-        elif self.loc_changed is not None:
-            self.loc_changed.extend(targets)
+        else:
+            if self.loc_changed is not None:
+                self.loc_changed.extend(targets)
+            if self.soft is not None:
+                self.soft.changed(targets)
         for p in targets:
             ni = nodes[p]
             if filters:
@@ -289,31 +313,82 @@ class FastPath:
         return True
 
     def _other_pre_score(
-        self, state: CycleState, pod: Pod, window: list[Any], skip: set[str]
-    ) -> bool:
+        self, state: CycleState, pod: Pod, nodes: list[Any], feasible: Sequence[int],
+        window: list[Any] | None, skip: set[str],
+    ) -> tuple[bool, list[Any] | None]:
         """The PreScore plugins that are not node-local, InterPodAffinity's state carried
-        over from the previous replica once it has scored (see ``AffinityScores``)."""
+        over from the previous replica once it has run (see ``AffinityScores``), and
+        PodTopologySpread's constraints kept once known (see ``soft``); whether they
+        succeeded, and the window's NodeInfos when they were needed."""
         aff = self.affinity
+        soft = self._soft(nodes) if pod.spec is self.spec else None
         for pl in self.other_pre_score:
             if aff is not None and pl is aff.plugin:
                 if aff.scores is not None:
-                    aff.write(state)
+                    if not aff.scores:
+                        skip.add(pl.name)  # its PreScore skips while no pair is scored
+                    elif soft is None:  # else scored per soft key: no PreScore state is read
+                        aff.write(state)
                     continue
+                if window is None:
+                    window = list(itemgetter(*feasible)(nodes))
                 if not _run_pre_score(state, pod, window, [pl], skip):
-                    return False
-                if pl.name not in skip and pod.spec is self.spec:
+                    return False, window
+                if pod.spec is self.spec:
                     try:
-                        aff.start(state, pod)
+                        if pl.name not in skip:
+                            aff.start(state, pod)
+                        elif not (aff.plugin.args.ignore_preferred_terms_of_existing_pods
+                                  and not has_preferred_terms(pod)):
+                            aff.start_empty(pod)  # skipped: no pair scored yet
                     except Exception:
                         aff.scores = None  # the plugin's PreScore runs again
-            elif not _run_pre_score(state, pod, window, [pl], skip):
-                return False
-        return True
+                continue
+            if soft is not None and isinstance(pl, PodTopologySpread):
+                if soft.spread is not None:
+                    continue  # scored per soft key: no PreScore state is read
+                if soft.spread_skips:
+                    skip.add(pl.name)
+                    continue
+                # PreScore's constraints and key requirement, the same for every replica (from
+                # the pod's spec and labels and objects the loop does not change).
+                try:
+                    constraints = pl.get_constraints(pod, SCHEDULE_ANYWAY)
+                except Exception:
+                    constraints = None
+                if constraints is not None and nodes:
+                    if not constraints:
+                        soft.spread_skips = True
+                        skip.add(pl.name)
+                        continue
+                    require_all = bool(pod.spec.topology_spread_constraints) or not pl.system_defaulted
+                    soft.spread = SpreadTerms(
+                        tuple(constraints), require_all, pod, nodes, self._labels(nodes)
+                    )
+                    continue
+            if window is None:
+                window = list(itemgetter(*feasible)(nodes))
+            if not _run_pre_score(state, pod, window, [pl], skip):
+                return False, window
+        return True, window
+
+    def _labels(self, nodes: list[Any]) -> LabelColumns:
+        """The label columns of this node list."""
+        if self.labels is None or self.labels.nodes is not nodes:
+            self.labels = LabelColumns(nodes)
+        return self.labels
+
+    def _soft(self, nodes: list[Any]) -> SoftScores | None:
+        """The soft-rule scores for this node list (None: some node has no Node object)."""
+        soft = self.soft
+        if soft is None or soft.nodes is not nodes:
+            soft = self.soft = SoftScores(nodes)
+        return soft if soft.supported else None
 
     def _plan(self, state: CycleState, n: int, reuse: bool) -> ScorePlan | None:
         """The score plugins that run for this replica, their weights and extensions (kept
         while the skipped set is the same); None when one can be neither cached per node
-        nor scored on the window (a custom plugin, or a reused PreScore state)."""
+        nor scored on the window (a custom plugin)."""
         skip = frozenset(state.skip_score_plugins)
         plan = self.plan
         if plan is not None and plan.skip == skip:
@@ -327,10 +402,9 @@ class FastPath:
                 return None
             if reuse:
                 # E.g. system-default spreading (a Service selects the pods): the PreScore
-                # state is not the same for every replica. This replica takes the ordinary
-                # path; the next ones keep their own states and score on their windows.
+                # state is not the same for every replica. This replica scores on its window
+                # with the PreScore it just ran; the next ones keep their own states.
                 self.reusable = False
-                return None
         plan = self.plan = ScorePlan(skip, plugins, self.fwk.score_weights)
         order = tuple(plugins[j].name for j in plan.local)
         if order != self.score_order or len(self.cols) != len(plan.normalized):
@@ -386,10 +460,13 @@ class FastPath:
                 col[p] = v
             self.ext_seen[idx].update(vals)
         self.unscored.difference_update(todo)
+        # A set keeps its table when it shrinks, and iterating it walks the whole table:
+        # a compact copy keeps iterating the few positions left cheap.
+        self.unscored = set(self.unscored)
         return True
 
     def _score_and_select(
-        self, state: CycleState, pod: Pod, nodes: list[Any], feasible: list[int], reuse: bool,
+        self, state: CycleState, pod: Pod, nodes: list[Any], feasible: Sequence[int], reuse: bool,
         mask: bytes | bytearray,
     ) -> str | None:
         fwk, alg = self.fwk, self.fork.algorithm
@@ -408,10 +485,10 @@ class FastPath:
             elif not reuse:
                 # The node-local PreScore plugins store what they derive from the pod's spec:
                 # run once, their writes are kept; the others run for every replica.
-                window = list(itemgetter(*feasible)(nodes))
                 before = dict(state)
                 local = self.local_prescore
                 if local is None:
+                    window = list(itemgetter(*feasible)(nodes))
                     skip: set[str] = set()
                     if not _run_pre_score(state, pod, window, self.local_pre_score, skip):
                         return None
@@ -420,7 +497,7 @@ class FastPath:
                 else:
                     state.update(local[0])
                     skip = set(local[1])
-                ok = self._other_pre_score(state, pod, window, skip)
+                ok, window = self._other_pre_score(state, pod, nodes, feasible, window, skip)
                 state.skip_score_plugins = skip
                 if not ok:
                     return None
@@ -474,9 +551,11 @@ class FastPath:
                         cols[idx][p] = v
                         ext_seen[idx].add(v)
                     unscored.discard(p)
-            pick = itemgetter(*feasible)
-            totals = pick(tot) if k > 1 else (tot[feasible[0]],)
+                if self.soft is not None and todo:
+                    self.soft.rescored(todo)
+            pick = picker(feasible)
             constant = plan.constant
+            varying: list[tuple[int, int]] = []
             for idx, j in enumerate(normalized):
                 seen = ext_seen[idx]
                 if len(seen) == 1:
@@ -490,6 +569,28 @@ class FastPath:
                         # Every node scored so far has the same raw score, so every node of
                         # the window gets the same normalized score: no effect on the choice.
                         continue
+                varying.append((idx, j))
+            spread_weight = affinity_weight = 0
+            rest = plan.window
+            if rest:
+                self._labels(nodes)
+                spread_weight, affinity_weight, rest = self._soft_split(plan, pod, nodes)
+            soft = self.soft
+            aff = self.affinity
+            aff_scores = aff.scores if affinity_weight and aff is not None else None
+            if (spread_weight or affinity_weight or varying) and not rest:
+                local_cols = self._local_columns(plan, varying, state, pod)
+                if soft is None and pod.spec is self.spec:
+                    soft = self._soft(nodes)
+                if local_cols is not None and soft is not None:
+                    keyed = soft.keyed(
+                        aff_scores, self._labels(nodes), tot, pick, k, spread_weight,
+                        affinity_weight, local_cols, _KEYED,
+                    )
+                    if keyed is not None:
+                        return select_by_keys(keyed[0], keyed[1], feasible, nodes, alg)
+            totals = pick(tot)
+            for idx, j in varying:
                 vals = list(pick(cols[idx]))
                 ext = plan.exts[j]
                 fast = getattr(ext, "normalize_score_values", None)
@@ -509,12 +610,18 @@ class FastPath:
                 if w != 1:
                     vals = list(map(w.__mul__, vals))
                 totals = list(map(add, totals, vals))
-            if plan.window:
-                if window is None:
-                    window = list(itemgetter(*feasible)(nodes))
-                for j in plan.window:
-                    if self.labels is None or self.labels.nodes is not nodes:
-                        self.labels = LabelColumns(nodes)
+            if spread_weight or affinity_weight:
+                assert soft is not None
+                svals = soft.scores(
+                    aff_scores, self.labels, pick, k, spread_weight, affinity_weight
+                )
+                if svals is not None:
+                    totals = list(map(add, totals, svals))
+            if rest:
+                assert self.labels is not None
+                for j in rest:
+                    if window is None:
+                        window = list(itemgetter(*feasible)(nodes))
                     wvals = window_scores(
                         plan.plugins[j], plan.exts[j], state, pod, window, feasible, self.labels
                     )
@@ -541,6 +648,139 @@ class FastPath:
             back = next(islice(compress(count(), map(best.__eq__, reversed(totals))), ties - 1 - r, None))
             at = k - 1 - back
         return str(nodes[feasible[at]].name)
+
+    def _local_columns(
+        self, plan: ScorePlan, varying: list[tuple[int, int]], state: CycleState, pod: Pod
+    ) -> list[LocalColumn] | None:
+        """The varying normalized node-local columns for ``SoftScores.keyed``; None when one
+        of them normalizes otherwise than value by value (only in-tree normalizers that
+        scale by the highest score are known to)."""
+        out: list[LocalColumn] = []
+        for idx, j in varying:
+            pl = plan.plugins[j]
+            if pl.name not in _VALUEWISE_NORMALIZE:
+                return None
+            out.append((self.cols[idx], _normalizer(plan.exts[j], state, pod), plan.weights[j]))
+        return out
+
+    def _soft_split(
+        self, plan: ScorePlan, pod: Pod, nodes: list[Any]
+    ) -> tuple[int, int, list[int]]:
+        """PodTopologySpread's and InterPodAffinity's weights when they are scored per soft
+        key (0: not), and the window plugins scored on the window."""
+        soft = self.soft
+        if soft is None or soft.nodes is not nodes or not soft.supported or pod.spec is not self.spec:
+            return 0, 0, plan.window
+        aff = self.affinity
+        spread_weight = affinity_weight = 0
+        rest: list[int] = []
+        for j in plan.window:
+            pl = plan.plugins[j]
+            if pl.name == "PodTopologySpread" and soft.spread is not None:
+                spread_weight = plan.weights[j]
+            elif aff is not None and pl is aff.plugin and aff.scores is not None:
+                affinity_weight = plan.weights[j]
+            else:
+                rest.append(j)
+        return spread_weight, affinity_weight, rest
+
+
+_VALUEWISE_NORMALIZE = frozenset({"NodeAffinity", "TaintToleration"})
+"""Node-local plugins whose NormalizeScore maps each raw score by the highest raw score of
+the window alone (default_normalize_score): normalizing the distinct raw scores of the
+window gives each its score."""
+
+
+def _normalizer(ext: Any, state: CycleState, pod: Pod) -> Any:
+    """A plugin's NormalizeScore over a plain list of raw scores (None: an error)."""
+
+    def normalize(vals: list[int]) -> list[int] | None:
+        vals = list(vals)
+        fast = getattr(ext, "normalize_score_values", None)
+        if fast is not None:
+            st = fast(state, pod, vals)
+        else:
+            scores = [NodeScore("", v) for v in vals]
+            st = ext.normalize_score(state, pod, scores)
+            vals = [ns.score for ns in scores]
+        if st is not None and st.code != Code.Success:
+            return None
+        return vals
+
+    return normalize
+
+
+def picker(feasible: Sequence[int]) -> Callable[[Sequence[Any]], Sequence[Any]]:
+    """A function taking the window's positions from a column, in window order (a slice
+    when the window is a run of positions)."""
+    if type(feasible) is range and feasible.step == 1:
+        start, stop = feasible.start, feasible.stop
+        return lambda col: col[start:stop]
+    if len(feasible) == 1:
+        only = feasible[0]
+        return lambda col: (col[only],)
+    return itemgetter(*feasible)
+
+
+def select_by_keys(
+    keys: Sequence[int], table: dict[int, int], feasible: Sequence[int], nodes: list[Any],
+    alg: Any,
+) -> str:
+    """SchedulingAlgorithm.select_host on the window's nodes, each scored ``table[key]`` by
+    its key: the same highest score, ties and random draw as on the totals themselves."""
+    best = max(table.values())
+    top = [c for c, t in table.items() if t == best]
+    if isinstance(keys, (bytes, bytearray)) and not alg.deterministic:
+        # Keys of one byte: the best nodes marked by a translation, counted and found at
+        # C speed.
+        marks = bytearray(256)
+        for c in top:
+            marks[c] = 1
+        best_at = keys.translate(marks)
+        ties = best_at.count(1)
+        if ties == 1:
+            return str(nodes[feasible[best_at.index(1)]].name)
+        r = alg.rng.randrange(ties)
+        k = len(keys)
+        if ties == k:
+            return str(nodes[feasible[r]].name)
+        if r * 2 < ties:
+            at = next(islice(compress(count(), best_at), r, None))
+        else:
+            at = k - 1 - next(islice(compress(count(), reversed(best_at)), ties - 1 - r, None))
+        return str(nodes[feasible[at]].name)
+    if alg.deterministic:
+        chosen = set(top)
+        return str(min(nodes[p].name for p, c in zip(feasible, keys, strict=True) if c in chosen))
+    k = len(keys)
+    one = top[0] if len(top) == 1 else None
+    ties = keys.count(one) if one is not None else sum(map(keys.count, top))
+    if ties == 1:
+        at = keys.index(one) if one is not None else next(
+            compress(count(), map(set(top).__contains__, keys))
+        )
+        return str(nodes[feasible[at]].name)
+    r = alg.rng.randrange(ties)
+    if ties == k:
+        return str(nodes[feasible[r]].name)
+    is_top = one.__eq__ if one is not None else set(top).__contains__
+    # The r-th best position, scanning from the nearer end.
+    if r * 2 < ties:
+        at = next(islice(compress(count(), map(is_top, keys)), r, None))
+    else:
+        back = next(islice(compress(count(), map(is_top, reversed(keys))), ties - 1 - r, None))
+        at = k - 1 - back
+    return str(nodes[feasible[at]].name)
+
+
+def has_preferred_terms(pod: Pod) -> bool:
+    """Whether the pod has preferred pod affinity or anti-affinity terms (InterPodAffinity's
+    PreScore skips pods without them when existing pods' preferred terms are ignored)."""
+    aff = pod.spec.affinity
+    if aff is None:
+        return False
+    pa, paa = aff.pod_affinity, aff.pod_anti_affinity
+    return bool((pa is not None and pa.preferred) or (paa is not None and paa.preferred))
 
 
 def _run_pre_score(

@@ -4,6 +4,7 @@ carried from replica to replica once it has scored)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import repeat
 from operator import add, itemgetter
 from typing import Any
@@ -40,7 +41,7 @@ class LabelColumns:
 
 
 def window_scores(
-    pl: Any, ext: Any, state: CycleState, pod: Pod, window: list[Any], feasible: list[int],
+    pl: Any, ext: Any, state: CycleState, pod: Pod, window: list[Any], feasible: Sequence[int],
     labels: LabelColumns,
 ) -> list[int] | None:
     """A plugin's Score and NormalizeScore on the window, as the framework runs them (its
@@ -84,7 +85,7 @@ def window_scores(
 
 
 def _affinity_scores(
-    state: CycleState, feasible: list[int], labels: LabelColumns
+    state: CycleState, feasible: Sequence[int], labels: LabelColumns
 ) -> list[int] | None:
     """InterPodAffinity's Score on the window's positions: per node, the summed weights of
     its topology pairs (plugin.score, a dictionary lookup per key, done per key at C speed)."""
@@ -137,6 +138,12 @@ class AffinityScores:
         s = state.get(AFFINITY_PRE_SCORE)
         if type(s) is not AffinityPreScoreState:
             return
+        self.start_empty(pod)
+        self.scores = {key: dict(values) for key, values in s.topology_score.items()}
+
+    def start_empty(self, pod: Pod) -> None:
+        """The plugin's PreScore skipped for ``pod`` because no pair was scored (no pod
+        matches yet): carry an empty state (the next PreScore skips while it stays empty)."""
         pi = PodInfo.of(pod)
         self.terms = (
             merge_weighted_terms(pi.preferred_affinity_terms, self.objects),
@@ -144,7 +151,7 @@ class AffinityScores:
             namespace_labels(self.objects, pod.metadata.namespace),
             self.plugin.args.hard_pod_affinity_weight,
         )
-        self.scores = {key: dict(values) for key, values in s.topology_score.items()}
+        self.scores = {}
 
     def write(self, state: CycleState) -> None:
         """What the plugin's PreScore would write for the next replica."""

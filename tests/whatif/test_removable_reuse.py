@@ -1,0 +1,101 @@
+"""removable_nodes (default mode: each moved pod through its scheduling cycle) with the
+scheduler's reuse on (per-node results kept across cycles and node removals: position marks
+carried over to the shrunk node list, PodTopologySpread's counts and readings, the cache's
+removal hints) gives, drain by drain and pod by pod, what the plain recomputation gives
+(``node_local_cache=False``): the same removable nodes, reasons and destinations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kschedlib import FakeClock, Node, Scheduler
+from kschedlib.api.workloads import PodDisruptionBudget, ReplicaSet
+from kschedlib.config.loader import load_config
+from kschedlib.whatif import drain
+from tests.whatif.helpers import pod
+
+ZONE = "topology.kubernetes.io/zone"
+NODES = 220
+
+
+def _cluster(seed: int, reuse: bool) -> Scheduler:
+    config = load_config({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": 10,  # windows of 100 nodes: round robin over the list
+    })
+    s = Scheduler(config, clock=FakeClock(), seed=seed, node_local_cache=reuse)
+    for i in range(NODES):
+        labels = {"kubernetes.io/hostname": f"n{i:03d}"}
+        if i % 17:
+            labels[ZONE] = f"z{i % 3}"  # a few nodes without a zone
+        d: dict[str, Any] = {
+            "metadata": {"name": f"n{i:03d}", "labels": labels},
+            "status": {"allocatable": {"cpu": str(2 + i % 3), "memory": "8Gi", "pods": "110"}},
+        }
+        if i == 7:  # one tainted node (a window holding it takes the general path)
+            d["spec"] = {"taints": [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]}
+        s.add_node(Node.from_dict(d))
+    s.add_object(ReplicaSet.from_dict({
+        "metadata": {"name": "rs", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "a"}}},
+    }))
+    s.add_object(PodDisruptionBudget.from_dict({
+        "metadata": {"name": "budget", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"tier": "guarded"}}},
+        "status": {"disruptionsAllowed": 6},
+    }))
+    for k in range(2 * NODES + 30):
+        kind = (k * 7 + seed) % 6
+        spec: dict[str, Any] = {}
+        labels = {"app": "a"}
+        if kind == 1:  # soft spreading of its own
+            spec = {"topologySpreadConstraints": [{
+                "maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": "a"}}}]}
+        elif kind == 2:  # preferred anti-affinity (InterPodAffinity scores)
+            spec = {"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+                "weight": 50, "podAffinityTerm": {
+                    "topologyKey": "kubernetes.io/hostname",
+                    "labelSelector": {"matchLabels": {"app": "a"}}}}]}}}
+        elif kind == 3:  # tolerates the tainted nodes, prefers zone z1
+            spec = {
+                "tolerations": [{"key": "dedicated", "operator": "Exists"}],
+                "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+                    "weight": 10, "preference": {"matchExpressions": [
+                        {"key": ZONE, "operator": "In", "values": ["z1"]}]}}]}},
+            }
+        elif kind == 4:
+            labels = {"app": "a", "tier": "guarded"}  # PDB-guarded
+        s.add_pod(pod(f"p{k:03d}", cpu=f"{100 + 50 * (k % 4)}m", labels=labels, spec=spec))
+    s.run()
+    return s
+
+
+def _removable(s: Scheduler, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Any, list[Any]]:
+    rows: list[Any] = []
+    orig = drain._Checkpointed.drain
+
+    def record(self: Any, node: str, *a: Any, **k: Any) -> Any:
+        report = orig(self, node, *a, **k)
+        rows.append((node, [(p.pod, p.action, p.destination, p.reason) for p in report.pods]))
+        return report
+
+    monkeypatch.setattr(drain._Checkpointed, "drain", record)
+    report = s.removable_nodes()
+    monkeypatch.undo()
+    return str(report), report.to_dict(), rows
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_removable_nodes_with_reuse_equals_the_plain_recomputation(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast = _removable(_cluster(seed, True), monkeypatch)
+    plain = _removable(_cluster(seed, False), monkeypatch)
+    assert fast == plain
+    text, report, rows = fast
+    assert len(report["removable"]) > 20 and report["notRemovable"]  # both kinds happen
+    moved = [r for _, drained in rows for r in drained if r[1] == "moved"]
+    assert len(moved) > 100
