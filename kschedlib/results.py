@@ -345,9 +345,14 @@ class ExplanationTable(dict[str, Explanation]):
         self._build_all()
         return dict.values(self)
 
+    def __iter__(self) -> Iterator[str]:
+        # Defined so that dict(table), {**table} and dict.update(d, table) go through
+        # keys() and __getitem__ (built Explanations), not CPython's raw dict copy.
+        return dict.__iter__(self)
+
     def copy(self) -> ExplanationTable:
         new = ExplanationTable()
-        dict.update(new, self)  # (what is stored, summaries unbuilt)
+        dict.update(new, dict.items(self))  # (what is stored, summaries unbuilt)
         return new
 
     def __eq__(self, other: object) -> bool:

@@ -188,3 +188,21 @@ def test_the_table_keeps_folded_explanations_as_plain_tuples_and_reads_explanati
     assert copy.deepcopy(copied) == table
     assert all(isinstance(v, Explanation) for v in copied.values())
     assert copied.pop(old[0]) == want[old[0]]
+
+
+def test_plain_dict_copies_of_the_table_hold_explanations_not_stored_tuples() -> None:
+    s = new_scheduler(explain_full_pods=2)
+    for i in range(3):
+        s.add_node(node(f"n{i}", cpu="8"))
+    for i in range(5):
+        s.add_pod(pod(f"p{i}", cpu="100m"))
+    s.run()
+    table = s.explanations
+    assert any(type(dict.__getitem__(table, k)) is tuple for k in table)
+    for copied in (dict(table), {**table}):
+        assert set(copied) == set(table)
+        assert all(isinstance(v, Explanation) for v in copied.values())
+    target: dict[str, object] = {}
+    target.update(table)
+    assert all(isinstance(v, Explanation) for v in target.values())
+    assert table.copy() == table
