@@ -28,6 +28,7 @@ from kschedlib.results import (
     PluginScoreDetail,
     new_explanation,
     register_lazy_builder,
+    register_stored_builder,
 )
 from kschedlib.schedule_one import ScheduleResult
 from kschedlib.scheduler_base import SchedulerBase
@@ -170,7 +171,8 @@ def _sub_parts(p: _Parts, kept: _Kept | None, idx: Sequence[int]) -> _Parts:
 #       gens_from_log; ``gen_at`` the selected node's generation; the totals are the
 #       weighted sums of the normalized scores, as the cycle added them up);
 #   (LAZY, "sel", window, start, count, gens, name, total, static, row, selected): its
-#       selected node's scores alone (``static`` with one-value columns, ``row`` its row).
+#       selected node's scores alone (``static`` with one-value columns, or its index in
+#       _ONE_NODE_STATICS; ``row`` its row).
 
 
 def _build_lazy(field: str, rec: tuple[Any, ...], kept: _Kept | None) -> Any:
@@ -178,6 +180,8 @@ def _build_lazy(field: str, rec: tuple[Any, ...], kept: _Kept | None) -> Any:
         return {}
     if rec[1] == "sel":
         _, _, window, start, count, gens, name, total, static, row, selected = rec
+        if type(static) is int:
+            static = _ONE_NODE_STATICS[static]
         if field == "feasible":
             return tuple(sorted(_window_names(window, start, count, gens, kept)))
         if name is None:
@@ -205,9 +209,27 @@ def _is_record(value: object, kind: str) -> bool:
     return type(value) is tuple and len(value) > 1 and value[0] == LAZY and value[1] == kind
 
 
-_ONE_NODE: dict[int, tuple[_Static, tuple[Any, ...], int, tuple[int, ...]]] = {}
+_ONE_NODE: dict[int, tuple[_Static, tuple[Any, ...] | int, int, tuple[int, ...]]] = {}
 """id(static) -> (static, its one-node static, the columns' weighted sum, the row plugins'
-weights), for statics whose columns each hold one score on every node."""
+weights), for statics whose columns each hold one score on every node. The one-node static
+is an index in _ONE_NODE_STATICS when there was room."""
+
+_ONE_NODE_STATICS: list[tuple[Any, ...]] = []
+"""One-node statics that "sel" records name by index: a record then holds nothing the garbage
+collector follows (a shared nested tuple stays tracked once old, and so would every record
+holding it). Distinct values only, at most 4096 (beyond, records hold the tuple)."""
+_ONE_NODE_INDEX: dict[tuple[Any, ...], int] = {}
+
+
+def _one_node_ref(sub: tuple[Any, ...]) -> tuple[Any, ...] | int:
+    """``sub``'s index in _ONE_NODE_STATICS (added if new and there is room), else ``sub``."""
+    i = _ONE_NODE_INDEX.get(sub)
+    if i is None:
+        if len(_ONE_NODE_STATICS) >= 4096:
+            return sub
+        i = _ONE_NODE_INDEX[sub] = len(_ONE_NODE_STATICS)
+        _ONE_NODE_STATICS.append(sub)
+    return i
 
 
 def _selected_record(rec: tuple[Any, ...], kept: _Kept) -> tuple[Any, ...]:
@@ -232,9 +254,9 @@ def _selected_record(rec: tuple[Any, ...], kept: _Kept) -> tuple[Any, ...]:
     name, row = kept[gen_at]
     one = _ONE_NODE.get(id(static))
     if one is not None and one[0] is static:  # every column holds one score on every node
-        _, sub, base, row_weights = one
+        _, ref, base, row_weights = one
         total = base + sum(map(mul, row, row_weights))
-        return (LAZY, "sel", window, start, count, names_gens, name, total, sub, row, selected)
+        return (LAZY, "sel", window, start, count, names_gens, name, total, ref, row, selected)
     sub = _shared((
         plugins, weights, tuple([(p, (col[at],)) for p, col in raw]),
         tuple([(p, (col[at],)) for p, col in normalized]), row_plugins,
@@ -251,7 +273,9 @@ def _selected_record(rec: tuple[Any, ...], kept: _Kept) -> tuple[Any, ...]:
         base = sum(w_of[p] * col[0] for p, col in normalized)
         if len(_ONE_NODE) >= 256:
             _ONE_NODE.clear()
-        _ONE_NODE[id(static)] = (static, sub, base, tuple([w_of[p] for p in row_plugins]))
+        _ONE_NODE[id(static)] = (
+            static, _one_node_ref(sub), base, tuple([w_of[p] for p in row_plugins])
+        )
     return (LAZY, "sel", window, start, count, names_gens, name, total, sub, row, selected)
 
 
@@ -642,13 +666,24 @@ class Explanations(SchedulerBase):
                 feasible = _Sorted(names)
         batch = self._batch
         key = pod.key
-        exp = new_explanation(
+        fields: tuple[Any, ...] = (
             key, fwk.profile_name, pre, rejected, feasible, scores, selected, fast,
             d.post_filter_msg, batch.outcome if batch else None,
             (batch.hint or None) if batch else None, kept,
         )
-        self.explanations[key] = exp
         keys = self._explain_keys
+        exp: Explanation
+        if kept is None or keys is not None and key in keys:
+            exp = new_explanation(*fields)
+        else:
+            # The folded score path: the fields and the record as one plain tuple (no
+            # Explanation object until read; the table and SchedulingResult.explanation
+            # build it then, see _from_stored).
+            exp = (  # type: ignore[assignment]
+                FIELDS, key, fields[1], pre, None if fields[3] is rec else rejected,
+                fields[8], fast, fields[9], fields[10], kept, *rec[2:],
+            )
+        self.explanations[key] = exp
         if keys is not None and key in keys:
             self.explanation_history.setdefault(key, []).append(exp)
         elif self._explain_full_pods is not None:
@@ -666,9 +701,13 @@ class Explanations(SchedulerBase):
         while len(order) > limit:
             old = next(iter(order))
             del order[old]
-            exp = self.explanations.get(old)
-            if exp is not None:
-                self.explanations[old] = summarised(exp, self._explain_top_nodes)
+            stored: dict[str, Any] = self.explanations  # (as stored: summaries not built)
+            exp = dict.get(stored, old)
+            if type(exp) is tuple:  # (as _explain stored it: summarised; else a summary)
+                if exp[0] == FIELDS:
+                    stored[old] = _summary_of_stored(exp)
+            elif exp is not None:
+                stored[old] = _summary(exp, self._explain_top_nodes)
 
     def explain(self, pod: Pod | str) -> Explanation | None:
         """The breakdown of the last attempt for a pod (by object or namespace/name). Beyond
@@ -691,17 +730,28 @@ def summarised(exp: Explanation, top: int | None) -> Explanation:
     """``exp`` keeping the scores of its ``top`` best nodes only (the selected node among
     them, ties by name), or with ``top`` None of the selected node alone; every other field
     is unchanged."""
+    got = _summary(exp, top)
+    return _from_stored(got) if isinstance(got, tuple) else got
+
+
+def _summary(exp: Explanation, top: int | None) -> Explanation | tuple[Any, ...]:
+    """What :func:`summarised` gives, on the folded score path as the plain tuple of
+    ``new_explanation``'s arguments (see results.ExplanationTable)."""
     raw = SCORES_SLOT.raw(exp)
     if top is None and _is_record(raw, "rec"):  # the selected node's scores, as plain data
+        rejected = REJECTED_SLOT.raw(exp)
+        if FEASIBLE_SLOT.raw(exp) is raw:  # (as recorded: a SUMMARY tuple)
+            return _summary_of_stored((
+                FIELDS, exp.pod, exp.profile, exp.pre_filter,
+                None if rejected is raw else rejected, exp.post_filter_message,
+                exp.nominated_fast_path, exp.batch, exp.batch_hint, exp._kept, *raw[2:],
+            ))
         kept = exp._kept
         record = _selected_record(raw, kept)
-        names = FEASIBLE_SLOT.raw(exp)
-        rejected = REJECTED_SLOT.raw(exp)
-        return new_explanation(
+        return (
             exp.pod, exp.profile, exp.pre_filter, record if rejected is raw else rejected,
-            record if names is raw else names, record, exp.selected, exp.nominated_fast_path,
-            exp.post_filter_message, exp.batch, exp.batch_hint,
-            kept if raw[2] is None and names is raw else None,
+            FEASIBLE_SLOT.raw(exp), record, exp.selected, exp.nominated_fast_path,
+            exp.post_filter_message, exp.batch, exp.batch_hint, None,
         )
     scores = exp.scores
     view: Mapping[str, NodeScoreDetail]
@@ -725,6 +775,44 @@ def summarised(exp: Explanation, top: int | None) -> Explanation:
         exp.pod, exp.profile, exp.pre_filter, exp.rejected, feasible, view,
         exp.selected, exp.nominated_fast_path, exp.post_filter_message, exp.batch,
         exp.batch_hint,
+    )
+
+
+FIELDS = "\x00fields"
+SUMMARY = "\x00summary"
+# What _explain stores for an attempt on the folded score path, and its summary, each one
+# plain tuple (no pod key starts with NUL, so these are told from new_explanation's
+# arguments):
+#   (FIELDS, pod, profile, pre_filter, rejected or None, post_filter_message, fast, batch,
+#    batch_hint, kept, *rec[2:]): its "rec" record (LAZY, "rec", *t[10:]) is its rejected
+#    (when None), feasible and scores;
+#   (SUMMARY, ..., the same up to kept (None unless names are read from it), *sel[2:]): its
+#    "sel" record (LAZY, "sel", *t[10:]) likewise.
+
+
+def _from_stored(t: tuple[Any, ...]) -> Explanation:
+    """The Explanation a stored tuple stands for (see FIELDS)."""
+    mark = t[0]
+    if mark in (FIELDS, SUMMARY):
+        rec = (LAZY, "rec" if mark == FIELDS else "sel", *t[10:])
+        rejected = t[4]
+        return new_explanation(
+            t[1], t[2], t[3], rec if rejected is None else rejected, rec, rec, rec[-2 if mark
+            == FIELDS else -1], t[6], t[5], t[7], t[8], t[9],
+        )
+    return new_explanation(*t)
+
+
+register_stored_builder(_from_stored)
+
+
+def _summary_of_stored(t: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The SUMMARY tuple of a FIELDS tuple (the selected node's scores)."""
+    kept = t[9]
+    sel = _selected_record((LAZY, "rec", *t[10:]), kept)
+    return (
+        SUMMARY, t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
+        kept if sel[2] is None else None, *sel[2:],
     )
 
 

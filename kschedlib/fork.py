@@ -133,7 +133,7 @@ def fork_scheduler(
     new.metrics = copy.deepcopy(sched.metrics)
     if sched.batching is not None:
         new.batching = sched.batching.fork(clk, new.metrics.batch)
-    new.explanations = dict(sched.explanations)
+    new.explanations = sched.explanations.copy()  # (an ExplanationTable)
     new.explanation_history = {k: list(v) for k, v in sched.explanation_history.items()}
     new._pending = dict(sched._pending)
     new._victims = list(sched._victims)

@@ -278,6 +278,103 @@ new_explanation = _explanation_maker()
 recording an attempt uses: every field given, lazy ones as stored)."""
 
 
+_stored_builders: list[Callable[[tuple[Any, ...]], Explanation]] = []
+
+
+def register_stored_builder(build: Callable[[tuple[Any, ...]], Explanation]) -> None:
+    """Set what builds an Explanation from a stored tuple (``kschedlib.explain`` registers
+    it: its compact records, else ``new_explanation``'s arguments)."""
+    _stored_builders[:] = [build]
+
+
+def from_stored(value: tuple[Any, ...]) -> Explanation:
+    """The Explanation a stored tuple stands for."""
+    if _stored_builders:
+        return _stored_builders[0](value)
+    return new_explanation(*value)
+
+
+_ABSENT: Any = object()
+
+
+class ExplanationTable(dict[str, Explanation]):
+    """Pod key -> its last Explanation. An explanation on the folded score path (and its
+    summary, for older pods) may be stored as a plain tuple (see :func:`from_stored`; a
+    tuple of immutable things leaves the garbage collector little to count):
+    every read gives the Explanation, built (and kept in its place) on first read; copies
+    keep what is stored."""
+
+    __slots__ = ()
+
+    def _built(self, key: str, value: Any) -> Explanation:
+        if type(value) is tuple:
+            value = from_stored(value)
+            dict.__setitem__(self, key, value)
+        return value  # type: ignore[no-any-return]
+
+    def _build_all(self) -> None:
+        stored: list[tuple[str, Any]] = list(dict.items(self))
+        for key, value in stored:
+            if type(value) is tuple:
+                dict.__setitem__(self, key, from_stored(value))
+
+    def __getitem__(self, key: str) -> Explanation:
+        return self._built(key, dict.__getitem__(self, key))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = dict.get(self, key, _ABSENT)
+        return default if value is _ABSENT else self._built(key, value)
+
+    def pop(self, key: str, default: Any = _ABSENT) -> Any:
+        value = dict.pop(self, key) if default is _ABSENT else dict.pop(self, key, default)
+        return from_stored(value) if type(value) is tuple else value
+
+    def popitem(self) -> tuple[str, Explanation]:
+        key, value = dict.popitem(self)
+        stored: Any = value
+        return key, (from_stored(stored) if type(stored) is tuple else value)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        return self._built(key, dict.setdefault(self, key, default))
+
+    def items(self) -> Any:
+        self._build_all()
+        return dict.items(self)
+
+    def values(self) -> Any:
+        self._build_all()
+        return dict.values(self)
+
+    def __iter__(self) -> Iterator[str]:
+        # Defined so that dict(table), {**table} and dict.update(d, table) go through
+        # keys() and __getitem__ (built Explanations), not CPython's raw dict copy.
+        return dict.__iter__(self)
+
+    def copy(self) -> ExplanationTable:
+        new = ExplanationTable()
+        dict.update(new, dict.items(self))  # (what is stored, summaries unbuilt)
+        return new
+
+    def __eq__(self, other: object) -> bool:
+        self._build_all()
+        if isinstance(other, ExplanationTable):
+            other._build_all()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        self._build_all()
+        return dict.__repr__(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        self._build_all()
+        return (ExplanationTable, (), None, None, iter(dict.items(self)))
+
+
 def _verdict(v: NodeVerdict) -> dict[str, Any]:
     return {"plugin": v.plugin, "code": v.code, "reasons": list(v.reasons)}
 
@@ -302,6 +399,38 @@ class SchedulingResult:
     @property
     def key(self) -> str:
         return self.pod.key
+
+
+class _ExplanationSlot:
+    """SchedulingResult.explanation's slot: it may hold an Explanation as a plain tuple (what
+    recording an attempt stores, see :func:`from_stored`), built into the Explanation on first
+    read and kept in its place."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = self.slot.__get__(obj, owner)
+        if type(value) is tuple:
+            value = from_stored(value)
+            self.slot.__set__(obj, value)
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.slot.__set__(obj, value)
+
+    def __delete__(self, obj: Any) -> None:
+        self.slot.__delete__(obj)
+
+
+setattr(  # noqa: B010 - a descriptor over the slot
+    SchedulingResult, "explanation",
+    _ExplanationSlot(SchedulingResult.__dict__["explanation"]),
+)
 
 
 @attrs.define(slots=True)

@@ -40,6 +40,7 @@ from kschedlib.plugins.registry import in_tree_registry
 from kschedlib.results import (
     EventLog,
     Explanation,
+    ExplanationTable,
     SchedulerMetrics,
 )
 from kschedlib.schedule_one import SchedulingAlgorithm
@@ -270,7 +271,7 @@ class Scheduler(EventHandlers, SchedulingCycles, Explanations):
             self.batching = Batching(self.frameworks, self.clock, seed=seed,
                                      deterministic=deterministic, metrics=self.metrics.batch)
         self._batch: OpportunisticBatch | None = None
-        self.explanations: dict[str, Explanation] = {}
+        self.explanations: dict[str, Explanation] = ExplanationTable()
         self._pending: dict[str, Pod] = {}
         self._pending_keys: dict[str, str] = {}
         """namespace/name -> UID of the pending pods."""

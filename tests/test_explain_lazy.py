@@ -123,3 +123,86 @@ def test_summaries_and_the_bound_as_documented() -> None:
         unbounded.add_pod(pod(name))
     unbounded.run()
     assert not unbounded._explain_order
+
+
+def test_summaries_name_their_one_node_scores_by_index_and_hold_nothing_tracked() -> None:
+    """A summary on the folded path refers to its shared one-node scores by index: its record
+    holds no tuple the garbage collector must follow, and it reads as the full one does."""
+    import gc
+
+    from kschedlib.results import SCORES_SLOT
+
+    s = new_scheduler(explain_full_pods=1)
+    for i in range(4):
+        s.add_node(node(f"n{i}", cpu="8"))
+    for i in range(6):
+        s.add_pod(pod(f"p{i}", cpu="100m"))
+    results = s.run()
+    full = {r.key: r.explanation for r in results}
+    records = [SCORES_SLOT.raw(e) for k, e in s.explanations.items() if k != results[-1].key]
+    sel = [r for r in records if type(r) is tuple and len(r) > 8 and r[1] == "sel"]
+    assert sel and all(type(r[8]) is int for r in sel[1:])
+    # (flat: no tuple in a tuple, so a young collection untracks the record for good)
+    assert all(type(y) is not tuple for r in sel[1:] for x in r if type(x) is tuple for y in x)
+    assert not any(gc.is_tracked(x) for r in sel[1:] for x in r if type(x) is not tuple)
+    for key, exp in s.explanations.items():
+        f = full[key]
+        assert f is not None
+        w = f.to_dict()
+        assert exp.to_dict()["scores"] == {n: w["scores"][n] for n in exp.to_dict()["scores"]}
+
+
+def test_the_table_keeps_folded_explanations_as_plain_tuples_and_reads_explanations() -> None:
+    import copy
+    import pickle
+
+    from kschedlib.results import ExplanationTable
+
+    s = new_scheduler(explain_full_pods=2)
+    for i in range(4):
+        s.add_node(node(f"n{i}", cpu="8"))
+    for i in range(6):
+        s.add_pod(pod(f"p{i}", cpu="100m"))
+    results = s.run()
+    table = s.explanations
+    assert isinstance(table, ExplanationTable)
+    stored = {k: dict.__getitem__(table, k) for k in table}
+    assert all(type(v) is tuple for v in stored.values())  # (nothing read yet)
+    from kschedlib.explain import FIELDS, SUMMARY
+
+    assert {v[0] for k, v in stored.items() if k in s._explain_order} == {FIELDS}
+    old = [k for k, v in stored.items() if v[0] == SUMMARY]
+    assert old and set(old) == set(stored) - set(s._explain_order)
+    copied = table.copy()  # (what is stored: summaries still tuples)
+    assert all(type(dict.__getitem__(copied, k)) is tuple for k in old)
+    full = {r.key: r.explanation for r in results}  # (built from the fields when read)
+    assert all(isinstance(e, Explanation) for e in full.values())
+    for key in s._explain_order:
+        assert s.explain(key) == full[key] and s.explain(key).to_dict() == full[key].to_dict()
+    want = {k: summarised(e, None) for k, e in full.items() if e is not None}
+    for key in old:
+        exp = s.explain(key)
+        assert isinstance(exp, Explanation) and exp is s.explain(key)
+        assert exp == want[key] and exp.to_dict() == want[key].to_dict()
+    assert pickle.loads(pickle.dumps(copied)) == copied
+    assert copy.deepcopy(copied) == table
+    assert all(isinstance(v, Explanation) for v in copied.values())
+    assert copied.pop(old[0]) == want[old[0]]
+
+
+def test_plain_dict_copies_of_the_table_hold_explanations_not_stored_tuples() -> None:
+    s = new_scheduler(explain_full_pods=2)
+    for i in range(3):
+        s.add_node(node(f"n{i}", cpu="8"))
+    for i in range(5):
+        s.add_pod(pod(f"p{i}", cpu="100m"))
+    s.run()
+    table = s.explanations
+    assert any(type(dict.__getitem__(table, k)) is tuple for k in table)
+    for copied in (dict(table), {**table}):
+        assert set(copied) == set(table)
+        assert all(isinstance(v, Explanation) for v in copied.values())
+    target: dict[str, object] = {}
+    target.update(table)
+    assert all(isinstance(v, Explanation) for v in target.values())
+    assert table.copy() == table

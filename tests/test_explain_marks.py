@@ -168,9 +168,12 @@ def test_a_recorded_attempt_leaves_nothing_for_the_collector_to_follow() -> None
     s.add_pod(pod("a", cpu="100m"))
     s.add_pod(pod("b", cpu="100m"))
     ra, rb = s.run()
+    stored = dict.get(s.explanations, "default/a")  # (a summary: a flat tuple, no table)
+    exps = (ra.explanation, rb.explanation, s.explain("default/a"))  # (built when read)
     for _ in range(4):  # (a tuple is left alone once its items are: a pass may see it first)
         gc.collect()
-    for exp in (ra.explanation, rb.explanation, s.explain("default/a")):
+    assert type(stored) is tuple and not gc.is_tracked(stored)
+    for exp in exps:
         assert exp is not None
         raw = SCORES_SLOT.raw(exp)
         # One record for the feasible names, the scores and the (no) rejected nodes.
