@@ -14,6 +14,7 @@ from array import array
 from collections.abc import Callable, Hashable, Sequence
 from itertools import compress
 from operator import is_, itemgetter
+from struct import pack
 from typing import Any
 
 Table = dict[str, tuple[int, Any]]
@@ -21,6 +22,20 @@ Table = dict[str, tuple[int, Any]]
 
 
 DEFAULT_MAX_TABLES = 32
+
+
+def _all_zero(column: array[int]) -> bool:
+    raw = column.tobytes()
+    return raw.count(0) == len(raw)
+
+
+def pick_array(column: array[int], pick: Callable[[Any], tuple[Any, ...]]) -> array[int]:
+    """``array(column.typecode, pick(column))``: the same array, packed at C speed for
+    ``"q"`` columns (the entries came from such an array, so each fits)."""
+    got = pick(column)
+    if column.typecode == "q":
+        return array("q", pack(f"{len(got)}q", *got))
+    return array(column.typecode, got)
 
 
 class PositionMarks:
@@ -115,17 +130,20 @@ class PositionMarks:
             self.extra = extra
         self.dirty = moved
         self._wide = len(moved) > 256
-        self._remap(itemgetter(*at))
         self.nodes = nodes
+        self._remap(itemgetter(*at))
         self._where = pos
         self.windows = {}
         return names
 
     def _remap(self, pick: Callable[[Any], tuple[Any, ...]]) -> None:
         """The per-position columns after the list changed: ``pick(column)`` gives the new
-        column's entries in order."""
+        column's entries in order (``self.nodes`` is already the new list)."""
         vals = self.values
-        self.values = array(vals.typecode, pick(vals))
+        if not (vals and vals[0]) and _all_zero(vals):  # (marks that keep no values)
+            self.values = array(vals.typecode, bytes(vals.itemsize * len(self.nodes)))
+        else:
+            self.values = pick_array(vals, pick)
 
     def dirty_offsets(self, start: int, count: int) -> list[int]:
         """The offsets (ascending) within the round-robin window of ``count`` positions from

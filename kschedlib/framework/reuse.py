@@ -26,6 +26,7 @@ from kschedlib.framework.node_local_cache import (
     PositionMarks,
     local_fragment,
     node_local_fragments,
+    pick_array,
 )
 from kschedlib.framework.status import Code, Status, from_exception
 from kschedlib.framework.types import NodeInfo
@@ -529,7 +530,7 @@ class _ScoreMarks(PositionMarks):
         n = len(self.values)
         super()._remap(pick)
         if len(self.gens) == n:
-            self.gens = array("q", pick(self.gens))
+            self.gens = pick_array(self.gens, pick)
         else:  # not noted yet: _window_marks starts them over, every position dirty
             self.gens = array("q")
             self.dirty = set(range(len(self.values)))

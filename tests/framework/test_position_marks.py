@@ -5,6 +5,8 @@ the marks decides as recomputation does, also across savepoints, rollbacks and f
 
 from __future__ import annotations
 
+from array import array
+from operator import itemgetter
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -14,7 +16,7 @@ from kschedlib import FakeClock, Pod, Scheduler
 from kschedlib.api.node import Node
 from kschedlib.backend.cache import Cache
 from kschedlib.backend.snapshot import Snapshot
-from kschedlib.framework.node_local_cache import GenerationTable, PositionMarks
+from kschedlib.framework.node_local_cache import GenerationTable, PositionMarks, pick_array
 from tests.backend.test_cache import make_pod
 from tests.framework.test_node_local_cache import make_node, run, workloads
 
@@ -256,3 +258,47 @@ def test_dirty_offsets_of_a_window_dirty_throughout(n: int, data: Any) -> None:
     marks.dirty.discard((start + count // 2) % n)  # one hole: the general walk
     expected = [o for o in range(count) if (start + o) % n in marks.dirty]
     assert marks.dirty_offsets(start, count) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.sampled_from([0, 0, 1, -1, 7, 2**40, -(2**63), 2**63 - 1]), min_size=N,
+             max_size=N),
+    st.lists(st.integers(0, N - 1), min_size=1, max_size=N - 2, unique=True),
+)
+def test_values_move_with_their_nodes_when_nodes_go(vals: list[int], gone: list[int]) -> None:
+    """After nodes are removed, each surviving position's value is the one noted for its
+    node (the zero column included, which is rebuilt rather than picked)."""
+    cache = Cache()
+    nodes = [Node.from_dict({"metadata": {"name": f"n{i:02d}", "labels": {
+        "topology.kubernetes.io/zone": f"z{i % 3}"}}}) for i in range(N)]
+    for node in nodes:
+        cache.add_node(node)
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    marks = PositionMarks()
+    assert marks.sync(snap, snap.list())
+    marks.dirty.clear()
+    marks.values[:] = array("q", vals)
+    by_name = {ni.name: v for ni, v in zip(snap.list(), vals, strict=True)}
+    for i in gone:
+        cache.remove_node(nodes[i])
+        cache.update_snapshot(snap)
+        assert marks.sync(snap, snap.list())
+        assert marks.nodes is snap.list() and not marks.dirty  # followed, not reset
+        assert marks.values.tolist() == [by_name[ni.name] for ni in snap.list()]
+
+
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=40), st.randoms())
+def test_pick_array_is_the_plain_pick(vals: list[int], rnd: Any) -> None:
+    at = list(range(len(vals)))
+    rnd.shuffle(at)
+    for typecode in ("q", "b"):
+        column = array(typecode, vals if typecode == "q" else [v % 100 for v in vals])
+        for picked in (at[:2], at):
+            if len(picked) < 2:
+                continue
+            pick = itemgetter(*picked)
+            got = pick_array(column, pick)
+            assert got.typecode == typecode
+            assert got == array(typecode, pick(column))
