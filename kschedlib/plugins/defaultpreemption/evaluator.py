@@ -398,25 +398,8 @@ class Evaluator:
             return -len(nodes_to_victims[node].pods)
 
         def latest_start_time(node: str) -> int:
-            # earliest_pod_start_time, inlined: the start time calls in the same order.
-            pods = nodes_to_victims[node].pods
-            if not pods:
-                return MIN_INT64
-            first = pods[0]
-            earliest = start_time(first)
-            max_priority = first.spec.priority or 0
-            # The first pod again would not lower ``earliest`` (a pod without a start time
-            # reads a later "now"): the loop starts at the second.
-            for p in pods[1:]:
-                prio = p.spec.priority or 0
-                if prio == max_priority:
-                    t = start_time(p)
-                    if t < earliest:
-                        earliest = t
-                elif prio > max_priority:
-                    max_priority = prio
-                    earliest = start_time(p)
-            return earliest
+            earliest = earliest_pod_start_time(nodes_to_victims[node], start_time)
+            return MIN_INT64 if earliest is None else earliest
 
         return [
             min_pdb_violations,
@@ -580,7 +563,9 @@ def earliest_pod_start_time(victims: Victims, start_time: Callable[[Pod], int]) 
     first = victims.pods[0]
     earliest = start_time(first)
     max_priority = pod_priority(first)
-    for p in victims.pods:
+    # The first pod again would not lower ``earliest`` (a pod without a start time reads a
+    # later "now"): the loop starts at the second.
+    for p in victims.pods[1:]:
         prio = pod_priority(p)
         if prio == max_priority:
             t = start_time(p)
