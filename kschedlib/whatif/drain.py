@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -28,7 +28,11 @@ from kschedlib.api.workloads import PodDisruptionBudget
 from kschedlib.errors import CacheError, InvalidObjectError
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.status import Code
+from kschedlib.framework.types import PodInfo
 from kschedlib.results import Outcome
+from kschedlib.whatif.capacity.batched import FastPath
+from kschedlib.whatif.capacity.loop import fast_eligible
+from kschedlib.whatif.capacity.replicas import pod_info_like
 from kschedlib.whatif_reports import (
     DrainReport,
     PodDrainResult,
@@ -37,7 +41,7 @@ from kschedlib.whatif_reports import (
 )
 
 if TYPE_CHECKING:
-    from kschedlib.framework.types import NodeInfo, PodInfo
+    from kschedlib.framework.types import NodeInfo
     from kschedlib.scheduler import Scheduler
 
 __all__ = [
@@ -271,6 +275,21 @@ def drain_in_place(
     pods after it are left pending and reported ``movable``), for callers that undo it.
     ``placer``: place each pod on the first node that passes the filters (see FitPlacer)
     instead of running its scheduling cycle."""
+    return _drain(sched, node_names, options, pdbs, stop_at_failure, placer, None)
+
+
+def _drain(
+    sched: Scheduler,
+    node_names: Sequence[str],
+    options: AutoscalerDrainOptions | None,
+    pdbs: PdbTracker | None,
+    stop_at_failure: bool,
+    placer: FitPlacer | None,
+    runs: Runs | None,
+) -> DrainReport:
+    """drain_in_place; ``runs``: moved pods that are replicas of one another take the
+    batched replica cycle (the pods left when a drain stops at a failure are not queued:
+    for callers that throw the cluster away then)."""
     options = options or AutoscalerDrainOptions()
     has_node = sched.cache.has_node
     names = list(dict.fromkeys(node_names))
@@ -293,7 +312,7 @@ def drain_in_place(
             status = attrs.evolve(pod.status, nominated_node_name="")
             fresh = attrs.evolve(pod, spec=spec, status=status)
             if sched.responsible_for(fresh):
-                if placer is None:
+                if placer is None and runs is None:
                     sched.add_pod(fresh)
                 pending.append(fresh)
             else:
@@ -315,6 +334,13 @@ def drain_in_place(
                 if stop_at_failure:
                     break
                 continue
+            if runs is not None:
+                dest = runs.place(sched, pod)
+                if dest is not None:
+                    r = rows[pod.uid]
+                    rows[pod.uid] = attrs.evolve(r, action="moved", destination=dest)
+                    continue
+                sched.add_pod(pod)
             result = sched.schedule_pod(pod)
             r = rows[pod.uid]
             if result is not None and result.outcome == Outcome.Scheduled:
@@ -414,9 +440,13 @@ class _Checkpointed:
     cluster a rollback would have restored; drains that work, most of them, cost no fork and
     keep the scheduler's caches warm."""
 
-    def __init__(self, work: Scheduler, placer: FitPlacer | None = None) -> None:
+    def __init__(
+        self, work: Scheduler, placer: FitPlacer | None = None, batch: bool = True
+    ) -> None:
         self.work = work
         self.placer = placer
+        self.runs: Runs | None = Runs() if placer is None and batch else None
+        self.batch = batch
         self.base: Scheduler | None = None
         self.base_cursor = 0
         self.since: list[tuple[str, PdbTracker | None]] = []
@@ -435,10 +465,10 @@ class _Checkpointed:
         placer = self.placer
         cursor = placer.last if placer is not None else 0
         if doomed:
+            if self.runs is not None:
+                self.runs = Runs()  # what it kept does not survive the rollback
             with self.work.transaction() as txn:
-                report = drain_in_place(
-                    self.work, [node], options, pdbs, stop_at_failure=True, placer=placer
-                )
+                report = _drain(self.work, [node], options, pdbs, True, placer, None)
                 if report.success:
                     txn.commit()
             if report.success and self.base is not None:
@@ -450,20 +480,19 @@ class _Checkpointed:
             self.base = self.work.fork()
             self.base_cursor = cursor
             self.since = []
-        report = drain_in_place(
-            self.work, [node], options, pdbs, stop_at_failure=True, placer=placer
-        )
+        report = _drain(self.work, [node], options, pdbs, True, placer, self.runs)
         if report.success:
             self.since.append((node, before))
             return report
         work = self.base
         if placer is not None:
             placer.last = self.base_cursor
+        runs = self.runs = Runs() if self.runs is not None else None
         for done, budgets in self.since:
             if budgets is None:
                 work.delete_node(done)
                 continue
-            again = drain_in_place(work, [done], options, budgets, placer=placer)
+            again = _drain(work, [done], options, budgets, False, placer, runs)
             if not again.success:  # cannot happen: the same drain on the same cluster
                 raise RuntimeError(f"removable_nodes: replaying the drain of {done} failed")
         self.work, self.base, self.since = work, None, []
@@ -543,7 +572,7 @@ class _Spare:
 def removable_nodes(
     sched: Scheduler, candidates: Sequence[str] | None = None,
     options: AutoscalerDrainOptions | None = None, *, checkpoints: bool = True,
-    mode: str = "schedule",
+    mode: str = "schedule", batch: bool = True,
 ) -> RemovableNodesReport:
     """Scale-down simulation: candidates below the utilization threshold, least utilized
     first, each drained on the cluster the earlier removals left (kept if the drain works).
@@ -551,13 +580,16 @@ def removable_nodes(
     would; ``mode="fit"`` on the first node that passes the filters, round robin, as
     cluster-autoscaler's simulation does (FitPlacer): faster, placements may differ.
     ``checkpoints=False`` drains each candidate in a transaction (the reference the
-    checkpointed loop is tested against)."""
+    checkpointed loop is tested against). In the default mode, moved pods that are
+    replicas of one another (same namespace, labels, owner and spec) take capacity()'s
+    batched replica cycle, which gives what their scheduling cycles give; ``batch=False``
+    (or ``checkpoints=False``) runs every cycle."""
     if mode not in ("schedule", "fit"):
         raise InvalidObjectError("removable_nodes", "mode", f'must be "schedule" or "fit", got {mode!r}')
     options = options or AutoscalerDrainOptions()
     placer = FitPlacer() if mode == "fit" else None
     state: _Checkpointed | _Transactional = (
-        _Checkpointed(sched.fork(), placer) if checkpoints
+        _Checkpointed(sched.fork(), placer, batch) if checkpoints
         else _Transactional(sched.fork(), placer)
     )
     work = state.work
@@ -602,3 +634,80 @@ def removable_nodes(
             first = report.blockers[0]
             kept[node] = f"{first.pod}: {first.action}: {first.reason}"
     return RemovableNodesReport(tuple(removable), kept)
+
+
+class Runs:
+    """Moved pods that are replicas of one another placed through capacity()'s batched
+    replica cycle (FastPath), one per template, kept from drain to drain: each follows the
+    node removals and the changes the drains make, so a moved pod costs what its window
+    needs rather than a whole scheduling cycle. Pods it cannot take go the ordinary way."""
+
+    _LIMIT = 8
+    """Templates kept at most (the least recently used goes)."""
+
+    def __init__(self) -> None:
+        self.paths: dict[tuple[Any, ...], list[_Run]] = {}
+        self.order: list[tuple[tuple[Any, ...], _Run]] = []
+
+    def place(self, sched: Scheduler, pod: Pod) -> str | None:
+        """The node the pending ``pod`` went to (bound in ``sched``), or None: nothing
+        changed, schedule it the ordinary way."""
+        run = self._run(sched, pod)
+        if run is None or run.fast is None:
+            return None
+        same = pod if pod.spec is run.template.spec else _with_spec(pod, run.template.spec)
+        host = run.fast.schedule(same)
+        if host is None:
+            return None
+        bound = same.with_node_name(host)
+        sched.add_pod(bound)
+        if run.proto is None:
+            info = run.proto = PodInfo.of(bound)
+        else:
+            info = pod_info_like(run.proto, bound)
+        run.fast.placed(same, info, host)
+        return host
+
+    def _run(self, sched: Scheduler, pod: Pod) -> _Run | None:
+        meta = pod.metadata
+        key = (meta.namespace, _controller(pod))
+        runs = self.paths.setdefault(key, [])
+        for run in runs:
+            t = run.template
+            if (
+                run.sched is sched
+                and t.metadata.labels == meta.labels
+                and t.metadata.owner_references == meta.owner_references
+                and (t.spec is pod.spec or t.spec == pod.spec)
+            ):
+                return run
+        fwk = sched.framework_for(pod)
+        if fwk is None:
+            return None
+        fast: FastPath | None = None
+        if fast_eligible(sched, fwk, pod) and fwk.run_pre_enqueue_plugins(pod) is None:
+            fast = FastPath(sched, fwk, pod)
+        run = _Run(sched, pod, fast)
+        runs.append(run)
+        self.order.append((key, run))
+        if len(self.order) > self._LIMIT:
+            old_key, old = self.order.pop(0)
+            kept = self.paths.get(old_key, [])
+            if old in kept:
+                kept.remove(old)
+        return run
+
+
+@attrs.define(slots=True, eq=False)
+class _Run:
+    """One template's batched path (None: its pods cannot take it)."""
+
+    sched: Scheduler
+    template: Pod
+    fast: FastPath | None
+    proto: PodInfo | None = None
+
+
+def _with_spec(pod: Pod, spec: Any) -> Pod:
+    """``pod`` with ``spec`` (an equal spec: the template's object, which FastPath keys on)."""
+    return attrs.evolve(pod, spec=spec)

@@ -86,13 +86,13 @@ def test_a_failed_drain_after_accepted_ones_is_undone_by_replay(monkeypatch: Any
     s = _cluster(12, 3, 5, pods, None)
     slow = removable_nodes(s, checkpoints=False)
     calls: list[str] = []
-    real = drain.drain_in_place
+    real = drain._drain
 
     def counting(sched: Scheduler, nodes: Any, *args: Any, **kwargs: Any) -> Any:
         calls.extend(nodes)
         return real(sched, nodes, *args, **kwargs)
 
-    monkeypatch.setattr(drain, "drain_in_place", counting)
+    monkeypatch.setattr(drain, "_drain", counting)
     fast = removable_nodes(s)
     assert fast == slow
     assert fast.removable and any("unschedulable" in why for why in fast.not_removable.values())
@@ -126,7 +126,7 @@ def test_doomed_drains_roll_back_without_a_replay(monkeypatch: Any) -> None:
     s = _identical(12, 2)
     slow = removable_nodes(s, checkpoints=False)
     calls: list[str] = []
-    real = drain.drain_in_place
+    real = drain._drain
     spares: list[Any] = []
     real_init = drain._Spare.__init__
 
@@ -143,7 +143,7 @@ def test_doomed_drains_roll_back_without_a_replay(monkeypatch: Any) -> None:
         return real(sched, nodes, *args, **kwargs)
 
     monkeypatch.setattr(drain._Spare, "__init__", keep)
-    monkeypatch.setattr(drain, "drain_in_place", counting)
+    monkeypatch.setattr(drain, "_drain", counting)
     fast = removable_nodes(s)
     assert fast == slow
     assert len(fast.removable) == 9 and len(fast.not_removable) == 3

@@ -99,3 +99,84 @@ def test_removable_nodes_with_reuse_equals_the_plain_recomputation(
     assert len(report["removable"]) > 20 and report["notRemovable"]  # both kinds happen
     moved = [r for _, drained in rows for r in drained if r[1] == "moved"]
     assert len(moved) > 100
+
+
+def _drains(
+    s: Scheduler, monkeypatch: pytest.MonkeyPatch, **kwargs: Any
+) -> tuple[Any, list[Any], int]:
+    """removable_nodes with ``kwargs``: the report, every drain's pods, and how many moved
+    pods the batched replica cycle placed."""
+    rows: list[Any] = []
+    batched = [0]
+    orig = drain._Checkpointed.drain
+    orig_place = drain.Runs.place
+
+    def record(self: Any, node: str, *a: Any, **k: Any) -> Any:
+        report = orig(self, node, *a, **k)
+        rows.append((node, [(p.pod, p.action, p.destination, p.reason) for p in report.pods]))
+        return report
+
+    def place(self: Any, sched: Scheduler, pod: Any) -> Any:
+        host = orig_place(self, sched, pod)
+        batched[0] += host is not None
+        return host
+
+    monkeypatch.setattr(drain._Checkpointed, "drain", record)
+    monkeypatch.setattr(drain.Runs, "place", place)
+    report = drain.removable_nodes(s, **kwargs)
+    monkeypatch.undo()
+    return report.to_dict(), rows, batched[0]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_removable_nodes_batched_equals_a_cycle_per_pod(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Moved pods that are replicas of one another take capacity()'s batched cycle, kept
+    # from drain to drain (following each node removal and the drains' pod deletions); the
+    # varied pods here make more templates than the runs keep, and some of them cannot be
+    # batched. Drain by drain, pod by pod, what a scheduling cycle per pod gives.
+    s = _cluster(seed, True)
+    report, rows, batched = _drains(s, monkeypatch)
+    plain, plain_rows, none = _drains(s, monkeypatch, batch=False)
+    assert none == 0 and batched > 100
+    assert report == plain
+    assert rows == plain_rows
+
+
+def test_removable_nodes_batched_with_daemonset_pods_left_on_removed_nodes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Identical replicas under system-default spreading; every node also runs a DaemonSet
+    # pod (matched by the spreading selector), which stays on its node and goes with it:
+    # the nodes holding nothing else are removed with a counted pod on them.
+    s = Scheduler(clock=FakeClock(), seed=5)
+    for i in range(90):
+        labels = {"kubernetes.io/hostname": f"n{i:03d}", ZONE: f"z{i % 3 if i < 60 else 0}"}
+        d: dict[str, Any] = {
+            "metadata": {"name": f"n{i:03d}", "labels": labels},
+            # Candidates by utilization: the large nodes, the DaemonSet-only ones, the rest.
+            "status": {"allocatable": {"cpu": "16" if i < 30 else "4", "memory": "8Gi",
+                                       "pods": "110"}},
+        }
+        if i >= 60:  # no moved pod lands there: they keep only their DaemonSet pods
+            d["spec"] = {"taints": [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]}
+        s.add_node(Node.from_dict(d))
+        # The last 30 nodes (zone z0) hold only these.
+        for d in range(1 if i < 60 else 4):
+            s.add_pod(pod(f"ds{d}-{i}", cpu="50m" if i < 60 else "200m", node_name=f"n{i:03d}",
+                          owner=("DaemonSet", f"ds{d}")))
+    s.add_object(ReplicaSet.from_dict({
+        "metadata": {"name": "rs", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "a"}}},
+    }))
+    from kschedlib.api.workloads import DaemonSet
+
+    for d in range(4):
+        s.add_object(DaemonSet.from_dict({"metadata": {"name": f"ds{d}", "namespace": "default"}}))
+    for k in range(260):
+        s.add_pod(pod(f"p{k:03d}", cpu="300m", node_name=f"n{(k * 13) % 60:03d}"))
+    report, rows, batched = _drains(s, monkeypatch)
+    plain, plain_rows, _ = _drains(s, monkeypatch, batch=False)
+    assert batched > 200 and len(report["removable"]) > 30 and report["notRemovable"]
+    assert (report, rows) == (plain, plain_rows)

@@ -99,10 +99,17 @@ class FastPath:
         self.sigs = Signatures()
         self.soft: SoftScores | None = None
         """Soft-rule scores kept per soft key (see ``soft``); None until a replica needs them."""
+        self.mine: dict[str, int] = {}
+        """Nodes this path placed replicas on since ``seen_generation``, with the cache's
+        generation right after each placement: a later generation is someone else's change."""
+        self.label_refs: dict[str, Any] = {}
+        """Each node's labels mapping when the kept columns were built (by identity; a node
+        whose labels changed makes this path start over)."""
 
     def placed(self, pod: Pod, pod_info: PodInfo, host: str) -> None:
         """A replica went to ``host`` through this path: update the tracked PreFilter state
         as the next replica's PreFilter would see it."""
+        self.mine[host] = self.fork.cache.latest_generation()
         aff = self.affinity
         p = self.pos.get(host) if self.nodes is not None else None
         if aff is not None and aff.scores is not None:
@@ -153,6 +160,14 @@ class FastPath:
         n = len(nodes)
         if n == 0:
             return None
+        changed: list[str] | None = None
+        others: list[int] = []
+        if self.nodes is not None:
+            changed = cache.changed_since(self.seen_generation)
+            if nodes is not self.nodes or changed:
+                others = self._others(snapshot, nodes, changed)
+                if self.nodes is None:
+                    return None  # a node's labels changed: start over, this pod the ordinary way
         reuse = (
             self.reusable
             and pod.spec is self.spec
@@ -189,11 +204,23 @@ class FastPath:
                 self.tracked = state
                 state = shallow_copy(state)
         order = tuple(name for name, _fn in filters)
-        if nodes is not self.nodes or order != self.filter_order:
-            dirty: list[str] | None = None  # everything
+        dirty: list[str] | None = None  # everything
+        if (
+            nodes is not self.nodes
+            and self.nodes is not None
+            and order == self.filter_order
+            and self._follow(snapshot, nodes)
+        ):
+            dirty = changed
+            if others and self.soft is not None and self.soft.spread is not None:
+                spread = self.soft.spread
+                for p in others:
+                    spread.recount(p, nodes[p])
+        elif nodes is not self.nodes or order != self.filter_order:
             self.nodes = nodes
             self.filter_order = order
-            self.pos = dict(zip(map(_name_of, nodes), range(n), strict=True))
+            self.pos = snapshot.positions
+            self.label_refs = _label_refs(nodes)
             self.loc = bytearray(n)
             self.unscored = set(range(n))
             self.tot = [0] * n
@@ -202,8 +229,13 @@ class FastPath:
             self.sigs = Signatures()
             self.soft = None
         else:
-            dirty = cache.changed_since(self.seen_generation)
+            dirty = changed if changed is not None else cache.changed_since(self.seen_generation)
+            if others and self.soft is not None and self.soft.spread is not None:
+                spread = self.soft.spread
+                for p in others:
+                    spread.recount(p, nodes[p])
         self.seen_generation = cache.latest_generation()
+        self.mine = {}
         if not self._refresh(state, pod, nodes, dirty):
             self.nodes = None  # some changed nodes were not refreshed: all of them next time
             return None
@@ -253,6 +285,92 @@ class FastPath:
             host = chosen
         alg.next_start_node_index = (offset + processed) % n
         return host
+
+    def _others(self, snapshot: Any, nodes: list[Any], changed: list[str]) -> list[int]:
+        """Positions (in ``nodes``) of the nodes someone else changed since the last replica
+        (a drain, a pod scheduled the ordinary way): what this path carried from replica to
+        replica about other pods is dropped (the tracked PreFilter state, the kept PreScore,
+        the signature verdicts, InterPodAffinity's weights) and is worked out again. A node
+        whose labels changed (or without its Node) makes the whole path start over
+        (``nodes`` set to None)."""
+        pos = snapshot.positions
+        mine, refs = self.mine, self.label_refs
+        out: list[int] = []
+        for name in changed:
+            p = pos.get(name)
+            if p is None:
+                continue
+            ni = nodes[p]
+            if ni.generation == mine.get(name):
+                continue
+            node = ni.node
+            labels = None if node is None else node.metadata.labels
+            ref = refs.get(name)
+            if labels is not ref:
+                if labels is None or ref is None or labels != ref:
+                    self.nodes = None
+                    out = []
+                    break
+                refs[name] = labels
+            out.append(p)
+        if self.nodes is None:
+            self.labels = None  # (kept per node list, which a label change does not renew)
+            self.soft = None
+            self.state = None
+        if out or nodes is not self.nodes:
+            self.tracked = None
+            self.prescore_kept = None
+            self.sigs.fingerprint = None
+            if self.affinity is not None:
+                self.affinity.scores = None
+        return out
+
+    def _follow(self, snapshot: Any, nodes: list[Any]) -> bool:
+        """The node list lost some nodes since the last replica (nothing else came): every
+        kept column follows its nodes to their new positions (picked at C speed), the
+        removed nodes' pods leave the spread counts; False when it is not a loss of nodes
+        (the caller rebuilds everything)."""
+        old = self.nodes
+        assert old is not None
+        src = snapshot.survivors_of(self.pos)
+        if src is None:
+            return False
+        n_old, n = len(old), len(nodes)
+        pick = itemgetter(*src)
+        if n_old - n == 1:
+            removed: Sequence[int] = [n_old * (n_old - 1) // 2 - sum(src)]
+        else:
+            removed = sorted(set(range(n_old)).difference(src))
+
+        def follow_set(positions: set[int]) -> set[int]:
+            if not positions:
+                return set()
+            flags = bytearray(n_old)
+            for o in positions:
+                flags[o] = 1
+            return set(compress(range(n), pick(flags)))
+
+        self.loc = bytearray(pick(self.loc))
+        self.loc_changed = None
+        self.unscored = follow_set(self.unscored)
+        self.tot = list(pick(self.tot))
+        cols = [list(pick(c)) for c in self.cols]
+        columns = {id(o): c for o, c in zip(self.cols, cols, strict=True)}
+        self.cols = cols
+        if self.labels is not None:
+            labels = LabelColumns(nodes)
+            labels.cols = {key: list(pick(col)) for key, col in self.labels.cols.items()}
+            self.labels = labels
+        self.sigs = Signatures()
+        soft = self.soft
+        if soft is not None:
+            if soft.spread is not None:
+                soft.spread.follow(pick, removed)
+            if self.labels is None or not soft.follow(nodes, pick, follow_set, columns, self.labels):
+                self.soft = None
+        self.nodes = nodes
+        self.pos = snapshot.positions
+        return True
 
     def _refresh(
         self, state: CycleState, pod: Pod, nodes: list[Any], dirty: list[str] | None,
@@ -771,6 +889,11 @@ def select_by_keys(
         back = next(islice(compress(count(), map(is_top, reversed(keys))), ties - 1 - r, None))
         at = k - 1 - back
     return str(nodes[feasible[at]].name)
+
+
+def _label_refs(nodes: list[Any]) -> dict[str, Any]:
+    """Each node's labels mapping by node name (None without a Node)."""
+    return {ni.name: None if ni.node is None else ni.node.metadata.labels for ni in nodes}
 
 
 def has_preferred_terms(pod: Pod) -> bool:

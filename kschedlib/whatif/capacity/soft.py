@@ -54,7 +54,8 @@ class SpreadTerms:
 
     __slots__ = (
         "constraints", "require_all", "keys", "host", "skews", "totals", "memo", "rounded",
-        "values", "included", "own", "ignored", "adds", "seen",
+        "values", "included", "own", "ignored", "adds", "seen", "counts", "uses", "pod",
+        "required", "trivial", "ns",
     )
 
     def __init__(
@@ -73,8 +74,9 @@ class SpreadTerms:
         self.seen: dict[frozenset[int], Any] = {}
         """Per set of spread parts of a window: the ignored ones, the counted ones and each
         constraint's number of domains among them (parts never change: ids are kept)."""
-        ns = pod.metadata.namespace
-        required = RequiredNodeAffinity.of(pod)
+        ns = self.ns = pod.metadata.namespace
+        required = self.required = RequiredNodeAffinity.of(pod)
+        self.pod = pod
         replica = (PodInfo.of(pod),)
         self.adds = tuple(count_pods_match_selector(replica, c.selector, ns) for c in constraints)
         """What a placed replica adds to each constraint's matching pods (0 or 1)."""
@@ -87,24 +89,25 @@ class SpreadTerms:
             for col in self.values:
                 ignored = list(map(or_, ignored, map(is_, col, repeat(None))))
         self.ignored = ignored
-        counts: dict[Any, list[int]] = {}  # per selector: each node's matching pods
-
-        def matching(sel: Any) -> list[int]:
-            got = counts.get(sel)
-            if got is None:
-                got = counts[sel] = [count_pods_match_selector(ni.pods, sel, ns) for ni in nodes]
-            return got
-
+        self.counts: list[list[int]] = []
+        """Per distinct selector, each position's matching pods."""
+        self.uses: list[int] = []
+        """Per constraint, the index of its selector's counts."""
+        by_selector: dict[Any, int] = {}
         self.included: list[list[bool]] = []
         """Per constraint, whether each position counts into its topology value."""
         self.own: list[list[int] | None] = []
-        """Per hostname constraint, each position's own matching pods (None otherwise)."""
+        """Per hostname constraint, each position's own matching pods (its selector's
+        counts; None otherwise)."""
         self.totals: list[dict[str, int]] = []
+        self.trivial: list[bool] = []
+        """Per constraint, whether ``included`` depends only on ``ignored``."""
         for c, col, host in zip(constraints, self.values, self.host, strict=True):
             trivial = (
                 c.node_affinity_policy != HONOR
                 or (required.label_selector is None and required.node_selector is None)
             ) and c.node_taints_policy != HONOR
+            self.trivial.append(trivial)
             if trivial:
                 included = [not x for x in ignored]
             else:
@@ -113,8 +116,15 @@ class SpreadTerms:
                     for ni, skip in zip(nodes, ignored, strict=True)
                 ]
             self.included.append(included)
-            found = matching(c.selector)
-            self.own.append(list(found) if host else None)
+            at = by_selector.get(c.selector)
+            if at is None:
+                at = by_selector[c.selector] = len(self.counts)
+                self.counts.append(
+                    [count_pods_match_selector(ni.pods, c.selector, ns) for ni in nodes]
+                )
+            self.uses.append(at)
+            found = self.counts[at]
+            self.own.append(found if host else None)
             totals: dict[str, int] = {}
             for value, cnt, inc in zip(col, found, included, strict=True):
                 if cnt and inc:
@@ -124,17 +134,71 @@ class SpreadTerms:
 
     def placed(self, p: int) -> None:
         """A replica was placed on the node at position ``p``."""
+        bumped: set[int] = set()
         for i, one in enumerate(self.adds):
             if not one:
                 continue
-            own = self.own[i]
-            if own is not None:
-                own[p] += one
+            at = self.uses[i]
+            if at not in bumped:
+                bumped.add(at)
+                self.counts[at][p] += one
             if self.included[i][p]:
                 value = self.values[i][p]
                 v = "" if value is None else value
                 totals = self.totals[i]
                 totals[v] = totals.get(v, 0) + one
+
+    def _take(self, p: int, sign: int) -> None:
+        """Take position ``p``'s matching pods out of the totals (``sign`` -1) or put them
+        back in (+1)."""
+        for i, totals in enumerate(self.totals):
+            if not self.included[i][p]:
+                continue
+            cnt = self.counts[self.uses[i]][p]
+            if cnt:
+                value = self.values[i][p]
+                v = "" if value is None else value
+                totals[v] = totals.get(v, 0) + sign * cnt
+
+    def follow(self, pick: Callable[[list[Any]], Any], removed: Sequence[int]) -> None:
+        """The node list lost the nodes at ``removed`` (old positions): their pods leave
+        the totals, and every column follows its node (``pick`` takes the survivors in
+        their new order from an old column). The value columns are the label columns'
+        lists, which the caller picks (``values`` is then set by ``relabel``)."""
+        for r in removed:
+            self._take(r, -1)
+        self.ignored = list(pick(self.ignored))
+        self.included = [list(pick(col)) for col in self.included]
+        self.counts = [list(pick(col)) for col in self.counts]
+        self.own = [
+            self.counts[at] if host else None
+            for at, host in zip(self.uses, self.host, strict=True)
+        ]
+
+    def relabel(self, labels: Any) -> None:
+        """Take the value columns from ``labels`` (after ``follow``)."""
+        self.values = [labels.get(key) for key in self.keys]
+
+    def recount(self, p: int, ni: Any) -> None:
+        """The node at position ``p`` changed otherwise than by a replica of this loop
+        (its labels did not: the caller checked): recount its matching pods and, where
+        the inclusion policies read the node, whether it counts."""
+        self._take(p, -1)
+        ns = self.ns
+        for at, sel in self._selectors():
+            self.counts[at][p] = count_pods_match_selector(ni.pods, sel, ns)
+        for i, c in enumerate(self.constraints):
+            if not self.trivial[i]:
+                self.included[i][p] = not self.ignored[p] and c.match_node_inclusion_policies(
+                    self.pod, ni.node, self.required
+                )
+        self._take(p, 1)
+
+    def _selectors(self) -> list[tuple[int, Any]]:
+        seen: dict[int, Any] = {}
+        for at, c in zip(self.uses, self.constraints, strict=True):
+            seen.setdefault(at, c.selector)
+        return list(seen.items())
 
     def part(self, p: int) -> tuple[bool, tuple[Any, ...]]:
         """What score_node reads of the node at position ``p``: whether it is ignored (a
@@ -271,6 +335,35 @@ class SoftScores:
         """Positions whose combined key (local total, soft key) must be recomputed."""
         self.local_cols: tuple[list[int], ...] = ()
         """The normalized node-local columns the combined keys were built with."""
+
+    def follow(
+        self, nodes: list[Any], pick: Callable[[Any], Any], follow_set: Callable[[set[int]], set[int]],
+        columns: dict[int, list[int]], labels: Any,
+    ) -> bool:
+        """The node list lost some nodes (``pick`` takes an old column's survivors in their
+        new order, ``follow_set`` maps a set of old positions): every position's key
+        follows its node. ``columns`` maps the old node-local columns (by id) to the new
+        ones. False when these keys cannot follow (per-node affinity weights are kept by
+        position): the caller starts them over."""
+        if self.fine or not self.supported:
+            return False
+        self.nodes = nodes
+        if self.spread is not None:
+            self.spread.relabel(labels)
+        self.col = list(pick(self.col))
+        if self.dirty is not None:
+            self.dirty = follow_set(self.dirty)
+        ccol = self.ccol
+        if len(ccol):
+            self.ccol = bytearray(pick(ccol)) if type(ccol) is bytearray else list(pick(ccol))
+        if self.cdirty is not None:
+            self.cdirty = follow_set(self.cdirty)
+        cols = tuple(columns.get(id(c)) for c in self.local_cols)
+        if any(c is None for c in cols):
+            self.local_cols, self.cdirty = (), None
+        else:
+            self.local_cols = cols  # type: ignore[assignment]
+        return True
 
     def rescored(self, positions: Any) -> None:
         """The node-local totals of these positions were recomputed."""
