@@ -640,23 +640,36 @@ class Runs:
     """Moved pods that are replicas of one another placed through capacity()'s batched
     replica cycle (FastPath), one per template, kept from drain to drain: each follows the
     node removals and the changes the drains make, so a moved pod costs what its window
-    needs rather than a whole scheduling cycle. Pods it cannot take go the ordinary way."""
+    needs rather than a whole scheduling cycle. Setting one up costs a pass over every node
+    and pod, so a template gets one only once ``START`` of its pods have moved the ordinary
+    way, and at most ``PATHS`` templates do (none is dropped: no set-up is paid twice).
+    Pods it cannot take go the ordinary way."""
 
-    _LIMIT = 8
-    """Templates kept at most (the least recently used goes)."""
+    START = 16
+    PATHS = 8
+    TEMPLATES = 256
+    """Templates whose moved pods are counted at most."""
 
     def __init__(self) -> None:
-        self.paths: dict[tuple[Any, ...], list[_Run]] = {}
-        self.order: list[tuple[tuple[Any, ...], _Run]] = []
+        self.runs: dict[tuple[Any, ...], list[_Run]] = {}
+        self.templates = 0
+        self.paths = 0
 
     def place(self, sched: Scheduler, pod: Pod) -> str | None:
         """The node the pending ``pod`` went to (bound in ``sched``), or None: nothing
         changed, schedule it the ordinary way."""
         run = self._run(sched, pod)
-        if run is None or run.fast is None:
+        if run is None:
             return None
+        fast = run.fast
+        if fast is None:
+            run.moved += 1
+            if run.moved < self.START or not run.eligible or self.paths >= self.PATHS:
+                return None
+            fast = run.fast = FastPath(sched, run.fwk, run.template)
+            self.paths += 1
         same = pod if pod.spec is run.template.spec else _with_spec(pod, run.template.spec)
-        host = run.fast.schedule(same)
+        host = fast.schedule(same)
         if host is None:
             return None
         bound = same.with_node_name(host)
@@ -665,46 +678,44 @@ class Runs:
             info = run.proto = PodInfo.of(bound)
         else:
             info = pod_info_like(run.proto, bound)
-        run.fast.placed(same, info, host)
+        fast.placed(same, info, host)
+        if not fast.follows_cheaply():
+            run.fast, run.eligible = None, False  # a node removal would cost it more than cycles
         return host
 
     def _run(self, sched: Scheduler, pod: Pod) -> _Run | None:
         meta = pod.metadata
         key = (meta.namespace, _controller(pod))
-        runs = self.paths.setdefault(key, [])
+        runs = self.runs.setdefault(key, [])
         for run in runs:
             t = run.template
             if (
-                run.sched is sched
-                and t.metadata.labels == meta.labels
+                t.metadata.labels == meta.labels
                 and t.metadata.owner_references == meta.owner_references
                 and (t.spec is pod.spec or t.spec == pod.spec)
             ):
                 return run
+        if self.templates >= self.TEMPLATES:
+            return None
         fwk = sched.framework_for(pod)
         if fwk is None:
             return None
-        fast: FastPath | None = None
-        if fast_eligible(sched, fwk, pod) and fwk.run_pre_enqueue_plugins(pod) is None:
-            fast = FastPath(sched, fwk, pod)
-        run = _Run(sched, pod, fast)
+        eligible = fast_eligible(sched, fwk, pod) and fwk.run_pre_enqueue_plugins(pod) is None
+        run = _Run(pod, fwk, eligible)
         runs.append(run)
-        self.order.append((key, run))
-        if len(self.order) > self._LIMIT:
-            old_key, old = self.order.pop(0)
-            kept = self.paths.get(old_key, [])
-            if old in kept:
-                kept.remove(old)
+        self.templates += 1
         return run
 
 
 @attrs.define(slots=True, eq=False)
 class _Run:
-    """One template's batched path (None: its pods cannot take it)."""
+    """One template: its pods moved so far and, once set up, its batched path."""
 
-    sched: Scheduler
     template: Pod
-    fast: FastPath | None
+    fwk: Any
+    eligible: bool
+    moved: int = 0
+    fast: FastPath | None = None
     proto: PodInfo | None = None
 
 

@@ -14,6 +14,7 @@ from kschedlib import FakeClock, Node, Scheduler
 from kschedlib.api.workloads import PodDisruptionBudget, ReplicaSet
 from kschedlib.config.loader import load_config
 from kschedlib.whatif import drain
+from kschedlib.whatif.capacity.batched import FastPath
 from tests.whatif.helpers import pod
 
 ZONE = "topology.kubernetes.io/zone"
@@ -124,7 +125,8 @@ def _drains(
     monkeypatch.setattr(drain._Checkpointed, "drain", record)
     monkeypatch.setattr(drain.Runs, "place", place)
     report = drain.removable_nodes(s, **kwargs)
-    monkeypatch.undo()
+    monkeypatch.setattr(drain._Checkpointed, "drain", orig)
+    monkeypatch.setattr(drain.Runs, "place", orig_place)
     return report.to_dict(), rows, batched[0]
 
 
@@ -135,8 +137,13 @@ def test_removable_nodes_batched_equals_a_cycle_per_pod(
     # Moved pods that are replicas of one another take capacity()'s batched cycle, kept
     # from drain to drain (following each node removal and the drains' pod deletions); the
     # varied pods here make more templates than the runs keep, and some of them cannot be
-    # batched. Drain by drain, pod by pod, what a scheduling cycle per pod gives.
+    # batched, and more templates than get a batched path. Drain by drain, pod by pod, what
+    # a scheduling cycle per pod gives.
     s = _cluster(seed, True)
+    # A few pods per template here; and the paths are kept even where a node removal costs
+    # them a pass over every node (InterPodAffinity scores every pod here).
+    monkeypatch.setattr(drain.Runs, "START", 2)
+    monkeypatch.setattr(FastPath, "follows_cheaply", lambda self: True)
     report, rows, batched = _drains(s, monkeypatch)
     plain, plain_rows, none = _drains(s, monkeypatch, batch=False)
     assert none == 0 and batched > 100

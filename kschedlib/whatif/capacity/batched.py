@@ -286,6 +286,18 @@ class FastPath:
         alg.next_start_node_index = (offset + processed) % n
         return host
 
+    def follows_cheaply(self) -> bool:
+        """Whether what this path keeps follows a node removal at C speed: not while the
+        signature filters judge nodes (their signatures are rebuilt) or InterPodAffinity
+        scores (its per-node weights are rebuilt), which cost a pass over every node in
+        Python after each removal."""
+        if self.other_filters:
+            return False
+        plan = self.plan
+        return plan is None or all(
+            plan.plugins[j].name != "InterPodAffinity" for j in plan.window
+        )
+
     def _others(self, snapshot: Any, nodes: list[Any], changed: list[str]) -> list[int]:
         """Positions (in ``nodes``) of the nodes someone else changed since the last replica
         (a drain, a pod scheduled the ordinary way): what this path carried from replica to
@@ -337,6 +349,7 @@ class FastPath:
             return False
         n_old, n = len(old), len(nodes)
         pick = itemgetter(*src)
+        now = snapshot.positions
         if n_old - n == 1:
             removed: Sequence[int] = [n_old * (n_old - 1) // 2 - sum(src)]
         else:
@@ -345,10 +358,14 @@ class FastPath:
         def follow_set(positions: set[int]) -> set[int]:
             if not positions:
                 return set()
-            flags = bytearray(n_old)
+            if len(positions) * 4 > n:  # many: one membership test per survivor, at C speed
+                return set(compress(range(n), map(positions.__contains__, src)))
+            out = set()  # few: each node looked up where it is now
             for o in positions:
-                flags[o] = 1
-            return set(compress(range(n), pick(flags)))
+                p = now.get(old[o].name)
+                if p is not None:
+                    out.add(p)
+            return out
 
         self.loc = bytearray(pick(self.loc))
         self.loc_changed = None
