@@ -102,6 +102,7 @@ class SpreadTerms:
         self.totals: list[dict[str, int]] = []
         self.trivial: list[bool] = []
         """Per constraint, whether ``included`` depends only on ``ignored``."""
+        counted = [not x for x in ignored]  # (shared by the constraints it is enough for)
         for c, col, host in zip(constraints, self.values, self.host, strict=True):
             trivial = (
                 c.node_affinity_policy != HONOR
@@ -109,7 +110,7 @@ class SpreadTerms:
             ) and c.node_taints_policy != HONOR
             self.trivial.append(trivial)
             if trivial:
-                included = [not x for x in ignored]
+                included = counted
             else:
                 included = [
                     not skip and c.match_node_inclusion_policies(pod, ni.node, required)
@@ -168,7 +169,11 @@ class SpreadTerms:
         for r in removed:
             self._take(r, -1)
         self.ignored = list(pick(self.ignored))
-        self.included = [list(pick(col)) for col in self.included]
+        picked: dict[int, list[bool]] = {}  # (a list shared by constraints stays shared)
+        for col in self.included:
+            if id(col) not in picked:
+                picked[id(col)] = list(pick(col))
+        self.included = [picked[id(col)] for col in self.included]
         self.counts = [list(pick(col)) for col in self.counts]
         self.own = [
             self.counts[at] if host else None
