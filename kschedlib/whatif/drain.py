@@ -465,8 +465,8 @@ class _Checkpointed:
         placer = self.placer
         cursor = placer.last if placer is not None else 0
         if doomed:
-            if self.runs is not None:
-                self.runs = Runs()  # what it kept does not survive the rollback
+            # (The batched paths keep what they knew before: a rollback gives every node it
+            # restores a fresh generation, which they read as a change made by others.)
             with self.work.transaction() as txn:
                 report = _drain(self.work, [node], options, pdbs, True, placer, None)
                 if report.success:

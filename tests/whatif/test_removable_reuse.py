@@ -187,3 +187,52 @@ def test_removable_nodes_batched_with_daemonset_pods_left_on_removed_nodes(
     plain, plain_rows, _ = _drains(s, monkeypatch, batch=False)
     assert batched > 200 and len(report["removable"]) > 30 and report["notRemovable"]
     assert (report, rows) == (plain, plain_rows)
+
+
+def test_removable_nodes_batched_paths_kept_across_a_rolled_back_drain(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One node holds more small pods than the other nodes have pod slots left: its drain is
+    # doomed and runs in a transaction, rolled back, in the middle of the run. The batched
+    # paths set up before it carry on after it (the rollback gives the nodes it restores
+    # fresh generations, read as changes made by others).
+    s = Scheduler(clock=FakeClock(), seed=9)
+    for i in range(31):
+        labels = {"kubernetes.io/hostname": f"n{i:03d}", ZONE: f"z{i % 3}"}
+        s.add_node(Node.from_dict({
+            "metadata": {"name": f"n{i:03d}", "labels": labels},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi",
+                                       "pods": "110" if i == 30 else "5"}},
+        }))
+    s.add_object(ReplicaSet.from_dict({
+        "metadata": {"name": "rs", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "a"}}},
+    }))
+    for i in range(30):
+        for k in range(1 + i % 3):
+            s.add_pod(pod(f"p{i}-{k}", cpu="300m", node_name=f"n{i:03d}"))
+    for k in range(80):  # 16% of its memory: drained between nodes with 2 and 3 replicas
+        s.add_pod(pod(f"tiny{k}", cpu="5m", mem="16Mi", node_name="n030", labels={"app": "tiny"}))
+    seq: list[str] = []
+    orig = drain._Checkpointed.drain
+    orig_place = drain.Runs.place
+
+    def record(self: Any, node: str, options: Any, pdbs: Any, doomed: bool = False) -> Any:
+        report = orig(self, node, options, pdbs, doomed)
+        seq.append("doomed" if doomed else "drain")
+        return report
+
+    def place(self: Any, sched: Scheduler, p: Any) -> Any:
+        host = orig_place(self, sched, p)
+        if host is not None:
+            seq.append("batched")
+        return host
+
+    monkeypatch.setattr(drain.Runs, "START", 2)
+    monkeypatch.setattr(drain._Checkpointed, "drain", record)
+    monkeypatch.setattr(drain.Runs, "place", place)
+    fast = drain.removable_nodes(s)
+    plain = drain.removable_nodes(s, batch=False)
+    assert "doomed" in seq and "batched" in seq[: seq.index("doomed")]
+    assert "batched" in seq[seq.index("doomed"):]
+    assert fast == plain and fast.removable and fast.not_removable
