@@ -31,7 +31,7 @@ from kschedlib.framework.status import Code
 from kschedlib.framework.types import PodInfo
 from kschedlib.results import Outcome
 from kschedlib.whatif.capacity.batched import FastPath
-from kschedlib.whatif.capacity.loop import fast_eligible
+from kschedlib.whatif.capacity.loop import collector_paused, fast_eligible
 from kschedlib.whatif.capacity.replicas import pod_info_like
 from kschedlib.whatif_reports import (
     DrainReport,
@@ -601,38 +601,40 @@ def removable_nodes(
     kept: dict[str, str] = {n: "unknown node" for n in names if n not in known}
     budgets = PdbTracker.of(work)
     spare = _Spare(work)
-    for node in order:
-        if util[node] >= options.utilization_threshold:
-            kept[node] = (
-                f"utilization {util[node]:.2f} is not below the threshold "
-                f"{options.utilization_threshold:.2f}"
-            )
-            continue
-        trial = budgets.copy()
-        rows, movable = _classify_nodes(state.work, [node], options, trial)
-        blocked = [r for r in rows.values() if r.blocking]
-        if blocked:  # no need to try moving anything
-            kept[node] = f"{blocked[0].pod}: {blocked[0].action}: {blocked[0].reason}"
-            continue
-        info = state.work.cache.get_node(node)
-        if not movable:  # nothing to move: the node just goes
-            state.delete(node)
-            spare.remove(info, ())
-            budgets = trial
-            removable.append(RemovableNode(node, util[node], 0))
-            continue
-        uids = {pod.uid for pod, _ in movable}
-        moving = [pi for pi in info.pods if pi.pod.uid in uids]
-        trial = budgets.copy()
-        report = state.drain(node, options, trial, spare.exceeded(info, moving))
-        if report.success:
-            spare.remove(info, moving)
-            budgets = trial
-            moved = sum(1 for p in report.pods if p.action == "moved")
-            removable.append(RemovableNode(node, util[node], moved))
-        else:
-            first = report.blockers[0]
-            kept[node] = f"{first.pod}: {first.action}: {first.reason}"
+    # The working cluster stays alive throughout: automatic collections would only walk it.
+    with collector_paused():
+        for node in order:
+            if util[node] >= options.utilization_threshold:
+                kept[node] = (
+                    f"utilization {util[node]:.2f} is not below the threshold "
+                    f"{options.utilization_threshold:.2f}"
+                )
+                continue
+            trial = budgets.copy()
+            rows, movable = _classify_nodes(state.work, [node], options, trial)
+            blocked = [r for r in rows.values() if r.blocking]
+            if blocked:  # no need to try moving anything
+                kept[node] = f"{blocked[0].pod}: {blocked[0].action}: {blocked[0].reason}"
+                continue
+            info = state.work.cache.get_node(node)
+            if not movable:  # nothing to move: the node just goes
+                state.delete(node)
+                spare.remove(info, ())
+                budgets = trial
+                removable.append(RemovableNode(node, util[node], 0))
+                continue
+            uids = {pod.uid for pod, _ in movable}
+            moving = [pi for pi in info.pods if pi.pod.uid in uids]
+            trial = budgets.copy()
+            report = state.drain(node, options, trial, spare.exceeded(info, moving))
+            if report.success:
+                spare.remove(info, moving)
+                budgets = trial
+                moved = sum(1 for p in report.pods if p.action == "moved")
+                removable.append(RemovableNode(node, util[node], moved))
+            else:
+                first = report.blockers[0]
+                kept[node] = f"{first.pod}: {first.action}: {first.reason}"
     return RemovableNodesReport(tuple(removable), kept)
 
 

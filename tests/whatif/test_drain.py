@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import attrs
 import pytest
@@ -145,6 +146,35 @@ def test_removable_nodes_one_after_another() -> None:
     assert cache_view(s) == before
     assert r.to_dict()["removable"][0]["node"] == "a"
     assert "removable" in str(r)
+
+
+def test_removable_nodes_pauses_the_collector_and_leaves_it_as_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gc
+
+    from kschedlib.whatif import drain
+
+    s = _cluster(cpu="2")
+    s.add_pod(pod("p-a", cpu="300m", node_name="a"))
+    seen: list[bool] = []
+    real = drain._Checkpointed.drain
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(drain._Checkpointed, "drain", spy)
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        first = s.removable_nodes()
+        assert gc.isenabled() and seen == [False]
+        gc.disable()
+        assert s.removable_nodes() == first and not gc.isenabled()
+    finally:
+        if was:
+            gc.enable()
 
 
 def test_add_nodes_like() -> None:
