@@ -20,7 +20,9 @@ round-robin window of percentageOfNodesToScore, nominated pods in filtering, eve
 plugin's normalization on the window, the weights and the tie-breaking random draw. A
 replica for which any precondition fails goes through the ordinary ``schedule_pod`` path,
 and so does the one that does not fit (for its FailedScheduling message); the tests check
-that the result equals scheduling every replica through ``schedule_pod``.
+that the result equals scheduling every replica through ``schedule_pod``. ``removable_nodes``
+uses the same batched cycle for moved pods that are replicas of one another, kept across the
+node removals and other changes its drains make.
 
 Modules: ``loop`` (the replica loop), ``batched`` (one replica's batched cycle),
 ``signatures`` (the kept filter verdicts), ``soft`` (soft-rule scores per soft key),

@@ -48,7 +48,12 @@ class FastPath:
     position, so the round-robin window is found at C speed. The scores of those two
     plugins, when they score (ScheduleAnyway constraints, preferred terms, hard affinity
     weight), are kept per soft key (see ``soft``): the node is chosen per distinct (local
-    total, soft key) pair of the window when there are few, else on columns of scores."""
+    total, soft key) pair of the window when there are few, else on columns of scores.
+
+    Changes it did not make are allowed between replicas (removable_nodes drains nodes
+    between them): after a node removal every kept column follows its node to its new
+    position (``_follow``); a node someone else changed is recomputed and its pods
+    recounted, and what was carried about other pods is worked out again (``_others``)."""
 
     def __init__(self, fork: Scheduler, fwk: Framework, template: Pod) -> None:
         self.fork = fork
