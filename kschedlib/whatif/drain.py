@@ -308,9 +308,9 @@ def _drain(
             _replace_with_ghost(sched, node)
         pending: list[Pod] = []
         for pod, _node in movable:
-            spec = attrs.evolve(pod.spec, node_name="")
-            status = attrs.evolve(pod.status, nominated_node_name="")
-            fresh = attrs.evolve(pod, spec=spec, status=status)
+            fresh = pod.with_node_name("")  # (what evolve gives, without its validation)
+            if pod.status.nominated_node_name:
+                fresh = fresh.with_nominated_node_name("")
             if sched.responsible_for(fresh):
                 if placer is None and runs is None:
                     sched.add_pod(fresh)
@@ -338,7 +338,7 @@ def _drain(
                 dest = runs.place(sched, pod)
                 if dest is not None:
                     r = rows[pod.uid]
-                    rows[pod.uid] = attrs.evolve(r, action="moved", destination=dest)
+                    rows[pod.uid] = PodDrainResult(r.pod, r.node, "moved", r.reason, dest)
                     continue
                 sched.add_pod(pod)
             result = sched.schedule_pod(pod)
