@@ -446,7 +446,7 @@ class _Checkpointed:
         self.work = work
         self.placer = placer
         self.runs: Runs | None = Runs() if placer is None and batch else None
-        self.batch = batch
+        """The batched paths of moved pods (None: a cycle per pod, or fit mode)."""
         self.base: Scheduler | None = None
         self.base_cursor = 0
         self.since: list[tuple[str, PdbTracker | None]] = []
