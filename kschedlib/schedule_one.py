@@ -120,6 +120,24 @@ def _run_and_store(
     return st
 
 
+def _nominated_verdict(
+    run_nominated: Any,
+    state: CycleState,
+    pod: Pod,
+    ni: NodeInfo,
+    filters: list[tuple[str, Any]],
+    nominated_table: dict[int, Any],
+    key: Any,
+) -> Status | None:
+    """The two-pass verdict on a node with nominated pods: the stored one when it was
+    stored with the same key of nominated pods, else run and stored."""
+    e = nominated_table.get(ni.generation)
+    if e is not None and e[0] == key:  # identical pod objects compare at once
+        st: Status | None = e[1]
+        return st
+    return _run_nominated_and_store(run_nominated, state, pod, ni, filters, nominated_table, key)
+
+
 def _run_nominated_and_store(
     run_nominated: Any,
     state: CycleState,
@@ -435,14 +453,10 @@ def _filter_with_table(
             if nominated_table is None:
                 st = run_nominated(state, pod, ni, filters)
             else:
-                key = nominated_key(ni.name)
-                e = nominated_table.get(ni.generation)
-                if e is not None and e[0] == key:  # identical pod objects compare at once
-                    st = e[1]
-                else:
-                    st = _run_nominated_and_store(
-                        run_nominated, state, pod, ni, filters, nominated_table, key
-                    )
+                st = _nominated_verdict(
+                    run_nominated, state, pod, ni, filters, nominated_table,
+                    nominated_key(ni.name),
+                )
         else:
             st = get(ni.generation, missing)
             if st is missing:
@@ -580,7 +594,6 @@ def _filter_nominated_each(
     failed: list[tuple[str, Status]] = []
     add_failed = failed.append
     get = table.get
-    get_nominated = nominated_table.get
     missing = _MISSING
     success = Code.Success
     error = Code.Error
@@ -588,14 +601,9 @@ def _filter_nominated_each(
     for ni in order:
         name = ni.name
         if name in nominated_names:
-            key = nominated_key(name)
-            e = get_nominated(ni.generation)
-            if e is not None and e[0] == key:  # identical pod objects compare at once
-                st = e[1]
-            else:
-                st = _run_nominated_and_store(
-                    run_nominated, state, pod, ni, filters, nominated_table, key
-                )
+            st = _nominated_verdict(
+                run_nominated, state, pod, ni, filters, nominated_table, nominated_key(name)
+            )
         else:
             st = get(ni.generation, missing)
             if st is missing:
@@ -935,7 +943,6 @@ class SchedulingAlgorithm:
             run = fwk.run_filter_plugins
             run_nominated = fwk.run_filter_plugins_with_nominated_pods
             get = table.get
-            get_nominated = nominated_table.get
             for p in sorted(dirty, key=lambda p: (p - start_at) % n):  # in round-robin order
                 ni = nodes[p]
                 name = ni.name
@@ -943,14 +950,9 @@ class SchedulingAlgorithm:
                     return None
                 st: Status | None
                 if name in nominated_names:
-                    key = keyer(name)
-                    e = get_nominated(ni.generation)
-                    if e is not None and e[0] == key:
-                        st = e[1]
-                    else:
-                        st = _run_nominated_and_store(
-                            run_nominated, state, pod, ni, filters, nominated_table, key
-                        )
+                    st = _nominated_verdict(
+                        run_nominated, state, pod, ni, filters, nominated_table, keyer(name)
+                    )
                 else:
                     st = get(ni.generation, _MISSING)
                     if st is _MISSING:
