@@ -526,14 +526,7 @@ def score_nodes(s: PreScoreState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[i
         # What each node's score reads (its values and hostname counts) is kept per NodeInfo
         # generation; the score is worked out once per distinct reading, as the loop below
         # works it out.
-        gens = list(map(_generation_of, nodes))
-        keys = list(map(table.get, gens))
-        if None in keys:
-            if len(table) > _MAX_SCORE_KEYS:
-                table.clear()
-            for i, k in enumerate(keys):
-                if k is None:
-                    keys[i] = table[gens[i]] = _score_key(nodes[i], plan, kept, ns)
+        keys = _readings(nodes, table, plan, kept, ns)
         by_key = {k: _score_of_key(k, plan) for k in set(keys)}
         return list(map(by_key.__getitem__, keys))
     rounded: dict[float, int] = {}
