@@ -212,15 +212,31 @@ def register_lazy_builder(build: _Builder) -> None:
     _lazy_builders[:] = [build]
 
 
-class _DeferredSlot:
+class _SlotOverride:
+    """A descriptor over an attrs slot (``slot``) that builds the stored value on read
+    (subclasses' ``__get__``); writes and deletes go to the slot."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.slot.__set__(obj, value)
+
+    def __delete__(self, obj: Any) -> None:
+        self.slot.__delete__(obj)
+
+
+class _DeferredSlot(_SlotOverride):
     """An attrs slot whose stored value may be a lazy record (see ``LAZY``) or, with
     ``deferred``, a :class:`Deferred`: built on first read and stored in its place, so every
     reader (``==``, ``to_dict``, pickling) sees the value."""
 
-    __slots__ = ("slot", "name", "deferred")
+    __slots__ = ("name", "deferred")
 
     def __init__(self, slot: Any, name: str, deferred: bool) -> None:
-        self.slot = slot
+        super().__init__(slot)
         self.name = name
         self.deferred = deferred
 
@@ -236,12 +252,6 @@ class _DeferredSlot:
             value = value.build()
             self.slot.__set__(obj, value)
         return value
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        self.slot.__set__(obj, value)
-
-    def __delete__(self, obj: Any) -> None:
-        self.slot.__delete__(obj)
 
     def raw(self, obj: Any) -> Any:
         """The stored value, a Deferred not built."""
@@ -401,15 +411,12 @@ class SchedulingResult:
         return self.pod.key
 
 
-class _ExplanationSlot:
+class _ExplanationSlot(_SlotOverride):
     """SchedulingResult.explanation's slot: it may hold an Explanation as a plain tuple (what
     recording an attempt stores, see :func:`from_stored`), built into the Explanation on first
     read and kept in its place."""
 
-    __slots__ = ("slot",)
-
-    def __init__(self, slot: Any) -> None:
-        self.slot = slot
+    __slots__ = ()
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         if obj is None:
@@ -419,12 +426,6 @@ class _ExplanationSlot:
             value = from_stored(value)
             self.slot.__set__(obj, value)
         return value
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        self.slot.__set__(obj, value)
-
-    def __delete__(self, obj: Any) -> None:
-        self.slot.__delete__(obj)
 
 
 setattr(  # noqa: B010 - a descriptor over the slot
