@@ -217,10 +217,6 @@ class FastPath:
             and self._follow(snapshot, nodes)
         ):
             dirty = changed
-            if others and self.soft is not None and self.soft.spread is not None:
-                spread = self.soft.spread
-                for p in others:
-                    spread.recount(p, nodes[p])
         elif nodes is not self.nodes or order != self.filter_order:
             self.nodes = nodes
             self.filter_order = order
@@ -234,11 +230,10 @@ class FastPath:
             self.sigs = Signatures()
             self.soft = None
         else:
-            dirty = changed if changed is not None else cache.changed_since(self.seen_generation)
-            if others and self.soft is not None and self.soft.spread is not None:
-                spread = self.soft.spread
-                for p in others:
-                    spread.recount(p, nodes[p])
+            dirty = changed  # (the same node list: ``changed`` was read above)
+        if others and self.soft is not None and self.soft.spread is not None:
+            for p in others:  # (none is left after a rebuild: its counts are fresh)
+                self.soft.spread.recount(p, nodes[p])
         self.seen_generation = cache.latest_generation()
         self.mine = {}
         if not self._refresh(state, pod, nodes, dirty):

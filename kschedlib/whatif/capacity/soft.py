@@ -55,7 +55,7 @@ class SpreadTerms:
     __slots__ = (
         "constraints", "require_all", "keys", "host", "skews", "totals", "memo", "rounded",
         "values", "included", "own", "ignored", "adds", "seen", "counts", "uses", "pod",
-        "required", "trivial", "ns",
+        "required", "trivial", "ns", "selectors",
     )
 
     def __init__(
@@ -93,6 +93,8 @@ class SpreadTerms:
         """Per distinct selector, each position's matching pods."""
         self.uses: list[int] = []
         """Per constraint, the index of its selector's counts."""
+        self.selectors: list[Any] = []
+        """The distinct selectors, in the order of ``counts``."""
         by_selector: dict[Any, int] = {}
         self.included: list[list[bool]] = []
         """Per constraint, whether each position counts into its topology value."""
@@ -120,6 +122,7 @@ class SpreadTerms:
             at = by_selector.get(c.selector)
             if at is None:
                 at = by_selector[c.selector] = len(self.counts)
+                self.selectors.append(c.selector)
                 self.counts.append(
                     [count_pods_match_selector(ni.pods, c.selector, ns) for ni in nodes]
                 )
@@ -190,20 +193,14 @@ class SpreadTerms:
         the inclusion policies read the node, whether it counts."""
         self._take(p, -1)
         ns = self.ns
-        for at, sel in self._selectors():
-            self.counts[at][p] = count_pods_match_selector(ni.pods, sel, ns)
+        for counts, sel in zip(self.counts, self.selectors, strict=True):
+            counts[p] = count_pods_match_selector(ni.pods, sel, ns)
         for i, c in enumerate(self.constraints):
             if not self.trivial[i]:
                 self.included[i][p] = not self.ignored[p] and c.match_node_inclusion_policies(
                     self.pod, ni.node, self.required
                 )
         self._take(p, 1)
-
-    def _selectors(self) -> list[tuple[int, Any]]:
-        seen: dict[int, Any] = {}
-        for at, c in zip(self.uses, self.constraints, strict=True):
-            seen.setdefault(at, c.selector)
-        return list(seen.items())
 
     def part(self, p: int) -> tuple[bool, tuple[Any, ...]]:
         """What score_node reads of the node at position ``p``: whether it is ignored (a
