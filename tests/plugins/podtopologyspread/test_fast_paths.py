@@ -159,6 +159,41 @@ def _replica_set() -> Any:
     })
 
 
+def counted_plugin(w: dict[str, Any]) -> tuple[Cache, Snapshot, Any]:
+    """The workload in a cache and its snapshot, and PodTopologySpread over it with the
+    counter on (the reuse across cycles)."""
+    store = ObjectStore()
+    store.upsert(_replica_set())
+    cache = Cache()
+    for n in w["nodes"]:
+        cache.add_node(n)
+    for p in w["pods"]:
+        cache.add_pod(p)
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    handle = BasicHandle(snap, store)
+    handle.node_local_cache = object()  # type: ignore[attr-defined]  # counter on
+    return cache, snap, podtopologyspread.new(None, handle)
+
+
+def added_pod(step: int, a: int, live: list[str]) -> Pod:
+    """The pod a step's "add" binds: labelled web or db, on one of the live nodes."""
+    return Pod.from_dict({
+        "metadata": {"name": f"x{step}", "namespace": "default", "uid": f"x{step}",
+                     "labels": {"app": ["web", "db"][a % 2]}},
+        "spec": {"containers": [{"name": "c"}], "nodeName": live[a % len(live)]},
+    })
+
+
+def apply_op(cache: Cache, snap: Snapshot, live: list[str], step: int, op: str, a: int) -> None:
+    """One step: a pod added, or a live node removed (while more than one is left)."""
+    if op == "add":
+        cache.add_pod(added_pod(step, a, live))
+    elif len(live) > 1:
+        cache.remove_node(live.pop(a % len(live)))
+    cache.update_snapshot(snap)
+
+
 def _key(st: Status | None) -> Any:
     return None if st is None else (st.code, st.reasons, st.plugin)
 
@@ -388,32 +423,12 @@ def test_changed_indices_finds_every_difference_in_order(a: list[int], data: Any
 def test_hostname_counts_from_kept_shares_equal_counting(
     w: dict[str, Any], ops: list[tuple[str, int]]
 ) -> None:
-    store = ObjectStore()
-    store.upsert(_replica_set())
-    cache = Cache()
-    for n in w["nodes"]:
-        cache.add_node(n)
-    for p in w["pods"]:
-        cache.add_pod(p)
-    snap = Snapshot()
-    cache.update_snapshot(snap)
-    handle = BasicHandle(snap, store)
-    handle.node_local_cache = object()  # type: ignore[attr-defined]  # counter on
-    pl = podtopologyspread.new(None, handle)
+    cache, snap, pl = counted_plugin(w)
     incoming = w["incoming"]
     live = [n.metadata.name for n in w["nodes"]]
     for step in range(len(ops) + 2):  # twice first: the counter keeps a key seen again
         if step >= 2:
-            op, a = ops[step - 2]
-            if op == "add":
-                cache.add_pod(Pod.from_dict({
-                    "metadata": {"name": f"x{step}", "namespace": "default", "uid": f"x{step}",
-                                 "labels": {"app": ["web", "db"][a % 2]}},
-                    "spec": {"containers": [{"name": "c"}], "nodeName": live[a % len(live)]},
-                }))
-            elif len(live) > 1:
-                cache.remove_node(live.pop(a % len(live)))
-            cache.update_snapshot(snap)
+            apply_op(cache, snap, live, step, *ops[step - 2])
         nodes = snap.list()
         filtered = [ni for ni in nodes if ni.name in w["filtered"]] or list(nodes)
         state = CycleState()

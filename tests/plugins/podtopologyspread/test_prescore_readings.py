@@ -11,10 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kschedlib.api.pod import Pod
-from kschedlib.backend.cache.cache import Cache
-from kschedlib.backend.snapshot import Snapshot
 from kschedlib.framework.cycle_state import CycleState
-from kschedlib.framework.handle import BasicHandle, ObjectStore
 from kschedlib.framework.status import Code
 from kschedlib.plugins import podtopologyspread
 from kschedlib.plugins.podtopologyspread.common import SCHEDULE_ANYWAY
@@ -27,7 +24,9 @@ from kschedlib.plugins.podtopologyspread.scoring import (
 )
 from tests.plugins.podtopologyspread.test_fast_paths import (
     HOST,
-    _replica_set,
+    added_pod,
+    apply_op,
+    counted_plugin,
     incoming_pods,
     workloads,
 )
@@ -52,18 +51,7 @@ def _reference(pl: Any, pod: Pod, filtered: Any, all_nodes: Any) -> PreScoreStat
 def test_pre_score_from_readings_equals_the_straightforward_state(
     w: dict[str, Any], ops: list[tuple[str, int]], defaulted: bool, data: Any
 ) -> None:
-    store = ObjectStore()
-    store.upsert(_replica_set())
-    cache = Cache()
-    for n in w["nodes"]:
-        cache.add_node(n)
-    for p in w["pods"]:
-        cache.add_pod(p)
-    snap = Snapshot()
-    cache.update_snapshot(snap)
-    handle = BasicHandle(snap, store)
-    handle.node_local_cache = object()  # type: ignore[attr-defined]  # counter on
-    pl = podtopologyspread.new(None, handle)
+    cache, snap, pl = counted_plugin(w)
     incoming = w["incoming"]
     if defaulted:  # the System defaults (hostname and zone): the readings' case
         incoming = data.draw(incoming_pods().filter(
@@ -73,16 +61,7 @@ def test_pre_score_from_readings_equals_the_straightforward_state(
     live = [n.metadata.name for n in w["nodes"]]
     for step in range(len(ops) + 2):  # twice first: the counter keeps a key seen again
         if step >= 2:
-            op, a = ops[step - 2]
-            if op == "add":
-                cache.add_pod(Pod.from_dict({
-                    "metadata": {"name": f"x{step}", "namespace": "default", "uid": f"x{step}",
-                                 "labels": {"app": ["web", "db"][a % 2]}},
-                    "spec": {"containers": [{"name": "c"}], "nodeName": live[a % len(live)]},
-                }))
-            elif len(live) > 1:
-                cache.remove_node(live.pop(a % len(live)))
-            cache.update_snapshot(snap)
+            apply_op(cache, snap, live, step, *ops[step - 2])
         nodes = snap.list()
         filtered = [ni for ni in nodes if ni.name in w["filtered"]] or list(nodes)
         state = CycleState()
@@ -123,18 +102,7 @@ def test_readings_kept_by_position_equal_fresh_readings(
     from the marks kept by position: each is what _score_key reads of the node now, and the
     state and scores equal the straightforward ones, across pod additions and deletions and
     node removals."""
-    store = ObjectStore()
-    store.upsert(_replica_set())
-    cache = Cache()
-    for n in w["nodes"]:
-        cache.add_node(n)
-    for p in w["pods"]:
-        cache.add_pod(p)
-    snap = Snapshot()
-    cache.update_snapshot(snap)
-    handle = BasicHandle(snap, store)
-    handle.node_local_cache = object()  # type: ignore[attr-defined]  # counter on
-    pl = podtopologyspread.new(None, handle)
+    cache, snap, pl = counted_plugin(w)
     incoming = Pod.from_dict({  # System-default spreading (hostname and zone)
         "metadata": {"name": "in", "namespace": "default", "uid": "in", "labels": {"app": "web"},
                      "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
@@ -148,11 +116,7 @@ def test_readings_kept_by_position_equal_fresh_readings(
         if step >= 2:
             op, a = ops[step - 2]
             if op == "add":
-                p = Pod.from_dict({
-                    "metadata": {"name": f"x{step}", "namespace": "default", "uid": f"x{step}",
-                                 "labels": {"app": ["web", "db"][a % 2]}},
-                    "spec": {"containers": [{"name": "c"}], "nodeName": live[a % len(live)]},
-                })
+                p = added_pod(step, a, live)
                 cache.add_pod(p)
                 added.append(p)
             elif op == "remove_pod" and added:
