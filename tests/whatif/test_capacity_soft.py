@@ -266,17 +266,14 @@ def test_nodes_without_the_zone_count_in_the_domain_of_empty_value() -> None:
 
 
 @pytest.mark.parametrize("byte_keys", [2, 20, 23])
-def test_more_keys_than_bytes_hold(byte_keys: int) -> None:
+def test_more_keys_than_bytes_hold(byte_keys: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # The combined keys are one byte each while at most 256 (here fewer): beyond, the ids are
     # given afresh, and a list holds them when the keys held are still too many.
     s = _cluster(105, 3, 2, 4, False, False, 3, [(i, "web", "avoid") for i in range(0, 105, 4)])
     tpl = _template(("anyway-zone", "preferred-anti-host", "node-preferred"), 1)
-    saved = soft._BYTE_KEYS
-    soft._BYTE_KEYS = byte_keys
-    try:
-        fast = capacity(s, tpl, limit=90)
-    finally:
-        soft._BYTE_KEYS = saved
+    monkeypatch.setattr(soft, "_BYTE_KEYS", byte_keys)
+    fast = capacity(s, tpl, limit=90)
+    monkeypatch.undo()
     slow = capacity(s, tpl, limit=90, batch=False)
     assert fast.replicas == slow.replicas and fast.batched == 90
 
@@ -297,17 +294,16 @@ def test_inclusion_policies_leave_nodes_out_of_the_counts(kind: str) -> None:
     assert fast.replicas == slow.replicas and fast.batched == 120
 
 
-def test_many_distinct_keys_score_on_columns(calls: dict[str, int]) -> None:
+def test_many_distinct_keys_score_on_columns(
+    calls: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Nodes of different sizes: the local totals differ, and with a limit of 1 key per
     # window the columns are scored instead; the replicas are the same.
     s = _cluster(105, 3, 0, 3, False, False, 3, [(i, "web", "avoid") for i in range(0, 105, 5)])
     tpl = _template(("anyway-zone", "preferred-anti-host"), 2)
-    saved = batched._KEYED
-    batched._KEYED = 1
-    try:
-        fast = capacity(s, tpl, limit=100)
-    finally:
-        batched._KEYED = saved
+    monkeypatch.setattr(batched, "_KEYED", 1)
+    fast = capacity(s, tpl, limit=100)
+    monkeypatch.undo()
     slow = capacity(s, tpl, limit=100, batch=False)
     assert fast.replicas == slow.replicas and fast.batched == 100
     assert calls["scores"] >= 90
