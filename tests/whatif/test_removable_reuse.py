@@ -75,17 +75,7 @@ def _cluster(seed: int, reuse: bool) -> Scheduler:
 
 
 def _removable(s: Scheduler, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Any, list[Any]]:
-    rows: list[Any] = []
-    orig = drain._Checkpointed.drain
-
-    def record(self: Any, node: str, *a: Any, **k: Any) -> Any:
-        report = orig(self, node, *a, **k)
-        rows.append((node, [(p.pod, p.action, p.destination, p.reason) for p in report.pods]))
-        return report
-
-    monkeypatch.setattr(drain._Checkpointed, "drain", record)
-    report = s.removable_nodes()
-    monkeypatch.undo()
+    report, rows, _ = _drains(s, monkeypatch)
     return str(report), report.to_dict(), rows
 
 
@@ -104,22 +94,25 @@ def test_removable_nodes_with_reuse_equals_the_plain_recomputation(
 
 def _drains(
     s: Scheduler, monkeypatch: pytest.MonkeyPatch, **kwargs: Any
-) -> tuple[Any, list[Any], int]:
-    """removable_nodes with ``kwargs``: the report, every drain's pods, and how many moved
-    pods the batched replica cycle placed."""
+) -> tuple[Any, list[Any], list[str]]:
+    """removable_nodes with ``kwargs``: the report, every drain's pods, and what happened in
+    order ("drain", "doomed" for a drain run in a transaction, "batched" for a moved pod the
+    batched replica cycle placed)."""
     rows: list[Any] = []
-    batched = [0]
+    events: list[str] = []
     orig = drain._Checkpointed.drain
     orig_place = drain.Runs.place
 
-    def record(self: Any, node: str, *a: Any, **k: Any) -> Any:
-        report = orig(self, node, *a, **k)
+    def record(self: Any, node: str, options: Any, pdbs: Any, doomed: bool = False) -> Any:
+        report = orig(self, node, options, pdbs, doomed)
         rows.append((node, [(p.pod, p.action, p.destination, p.reason) for p in report.pods]))
+        events.append("doomed" if doomed else "drain")
         return report
 
     def place(self: Any, sched: Scheduler, pod: Any) -> Any:
         host = orig_place(self, sched, pod)
-        batched[0] += host is not None
+        if host is not None:
+            events.append("batched")
         return host
 
     monkeypatch.setattr(drain._Checkpointed, "drain", record)
@@ -127,7 +120,7 @@ def _drains(
     report = drain.removable_nodes(s, **kwargs)
     monkeypatch.setattr(drain._Checkpointed, "drain", orig)
     monkeypatch.setattr(drain.Runs, "place", orig_place)
-    return report.to_dict(), rows, batched[0]
+    return report, rows, events
 
 
 @pytest.mark.parametrize("seed", [0, 3])
@@ -144,10 +137,10 @@ def test_removable_nodes_batched_equals_a_cycle_per_pod(
     # them a pass over every node (InterPodAffinity scores every pod here).
     monkeypatch.setattr(drain.Runs, "START", 2)
     monkeypatch.setattr(FastPath, "follows_cheaply", lambda self: True)
-    report, rows, batched = _drains(s, monkeypatch)
-    plain, plain_rows, none = _drains(s, monkeypatch, batch=False)
-    assert none == 0 and batched > 100
-    assert report == plain
+    report, rows, events = _drains(s, monkeypatch)
+    plain, plain_rows, plain_events = _drains(s, monkeypatch, batch=False)
+    assert plain_events.count("batched") == 0 and events.count("batched") > 100
+    assert report.to_dict() == plain.to_dict()
     assert rows == plain_rows
 
 
@@ -183,10 +176,12 @@ def test_removable_nodes_batched_with_daemonset_pods_left_on_removed_nodes(
         s.add_object(DaemonSet.from_dict({"metadata": {"name": f"ds{d}", "namespace": "default"}}))
     for k in range(260):
         s.add_pod(pod(f"p{k:03d}", cpu="300m", node_name=f"n{(k * 13) % 60:03d}"))
-    report, rows, batched = _drains(s, monkeypatch)
+    fast, rows, events = _drains(s, monkeypatch)
     plain, plain_rows, _ = _drains(s, monkeypatch, batch=False)
-    assert batched > 200 and len(report["removable"]) > 30 and report["notRemovable"]
-    assert (report, rows) == (plain, plain_rows)
+    report = fast.to_dict()
+    assert events.count("batched") > 200 and len(report["removable"]) > 30
+    assert report["notRemovable"]
+    assert (report, rows) == (plain.to_dict(), plain_rows)
 
 
 def test_removable_nodes_batched_paths_kept_across_a_rolled_back_drain(
@@ -213,26 +208,9 @@ def test_removable_nodes_batched_paths_kept_across_a_rolled_back_drain(
             s.add_pod(pod(f"p{i}-{k}", cpu="300m", node_name=f"n{i:03d}"))
     for k in range(80):  # 16% of its memory: drained between nodes with 2 and 3 replicas
         s.add_pod(pod(f"tiny{k}", cpu="5m", mem="16Mi", node_name="n030", labels={"app": "tiny"}))
-    seq: list[str] = []
-    orig = drain._Checkpointed.drain
-    orig_place = drain.Runs.place
-
-    def record(self: Any, node: str, options: Any, pdbs: Any, doomed: bool = False) -> Any:
-        report = orig(self, node, options, pdbs, doomed)
-        seq.append("doomed" if doomed else "drain")
-        return report
-
-    def place(self: Any, sched: Scheduler, p: Any) -> Any:
-        host = orig_place(self, sched, p)
-        if host is not None:
-            seq.append("batched")
-        return host
-
     monkeypatch.setattr(drain.Runs, "START", 2)
-    monkeypatch.setattr(drain._Checkpointed, "drain", record)
-    monkeypatch.setattr(drain.Runs, "place", place)
-    fast = drain.removable_nodes(s)
-    plain = drain.removable_nodes(s, batch=False)
+    fast, _, seq = _drains(s, monkeypatch)
+    plain, _, _ = _drains(s, monkeypatch, batch=False)
     assert "doomed" in seq and "batched" in seq[: seq.index("doomed")]
     assert "batched" in seq[seq.index("doomed"):]
     assert fast == plain and fast.removable and fast.not_removable
