@@ -242,6 +242,7 @@ class Evaluator:
             if table_get is not None:  # memo.find inlined
                 e = table_get(name)
                 hit = False
+                nominated = None  # (the key of its nominated pods, once worked out)
                 if e is not None and e[0] == node.generation:
                     if name in plain:  # its nominated pods unchanged: the generation decides
                         if e[4] is not None:  # stored as no candidate, with this status
@@ -249,19 +250,24 @@ class Evaluator:
                             failed_statuses.append(e[4])
                             continue
                         hit = True
-                    elif e[1] == (
-                        keyer(name) if nominated_at is None or nominated_at(name) else ()
-                    ):
-                        hit = True
-                        if plain_add is not None:
-                            plain_add(name)
+                    else:
+                        nominated = (
+                            keyer(name) if nominated_at is None or nominated_at(name) else ()
+                        )
+                        if e[1] == nominated:
+                            hit = True
+                            if plain_add is not None:
+                                plain_add(name)
                 if hit:
                     stored, num_violations, status = e[2]
                     pods = [*stored] if stored else []
                     if summarize is not None:
                         summary = e[3]
                 else:
-                    nominated = keyer(name) if nominated_at is None or nominated_at(name) else ()
+                    if nominated is None:
+                        nominated = (
+                            keyer(name) if nominated_at is None or nominated_at(name) else ()
+                        )
                     pods, num_violations, status = select(state.clone(), pod, node.clone(), pdbs)
                     if summarize is not None and pods:
                         summary = summarize(pods, num_violations)
