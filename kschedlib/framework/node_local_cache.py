@@ -11,7 +11,7 @@ beyond kube-scheduler (which recomputes), and gives bit-for-bit what recomputati
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from itertools import compress
 from operator import is_, itemgetter
 from struct import pack
@@ -36,6 +36,31 @@ def pick_array(column: array[int], pick: Callable[[Any], tuple[Any, ...]]) -> ar
     if column.typecode == "q":
         return array("q", pack(f"{len(got)}q", *got))
     return array(column.typecode, got)
+
+
+def gone_positions(at: Sequence[int], n_old: int) -> Collection[int]:
+    """The old positions (of ``range(n_old)``) missing from ``at``, the distinct old positions
+    of the nodes kept (Snapshot.survivors_of): for one node gone, the one the sums tell (no
+    set built)."""
+    if n_old - len(at) == 1:
+        return (n_old * (n_old - 1) // 2 - sum(at),)
+    return set(range(n_old)).difference(at)
+
+
+def follow_positions(
+    positions: set[int], at: Sequence[int], old: Sequence[Any], now: dict[str, int]
+) -> set[int]:
+    """Where the nodes at ``positions`` of the old node list ``old`` stand in the new one
+    (those gone are dropped): ``at`` gives each new position's old one (survivors_of),
+    ``now`` the new positions by name."""
+    if len(positions) * 4 > len(at):  # many: one membership test per survivor, at C speed
+        return set(compress(range(len(at)), map(positions.__contains__, at)))
+    out: set[int] = set()  # few: each node looked up where it is now
+    for p in positions:
+        q = now.get(old[p].name)
+        if q is not None:
+            out.add(q)
+    return out
 
 
 class PositionMarks:
@@ -112,15 +137,7 @@ class PositionMarks:
         if at is None or len(self.values) != len(old):
             return None
         pos = snapshot.positions
-        dirty = self.dirty
-        if len(dirty) > 256:
-            moved = set(compress(range(len(at)), map(dirty.__contains__, at)))
-        else:
-            moved = set()
-            for p in dirty:
-                q = pos.get(old[p].name)
-                if q is not None:
-                    moved.add(q)
+        moved = follow_positions(self.dirty, at, old, pos)
         if self.extra:
             extra: dict[int, Any] = {}
             for p, v in self.extra.items():

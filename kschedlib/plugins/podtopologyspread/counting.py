@@ -13,11 +13,12 @@ same NodeInfo and generation are kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from operator import attrgetter, itemgetter
 from typing import Any
 
 from kschedlib.api.pod import Pod
+from kschedlib.framework.node_local_cache import gone_positions
 from kschedlib.framework.seen_keys import SeenKeys
 from kschedlib.framework.types import NodeInfo
 from kschedlib.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
@@ -236,7 +237,7 @@ def _removed_from_log(
             return None  # a node came
     old_shares = entry.shares
     totals = entry.totals
-    for j in _gone(at, len(where)):
+    for j in gone_positions(at, len(where)):
         _apply(totals, old_shares[j], -1)
     pick = itemgetter(*at)  # (one C loop per list)
     shares = list(pick(old_shares))
@@ -257,15 +258,6 @@ def _removed_from_log(
     new = _Entry(nodes, gens, shares, totals)
     new.exact = False
     return new
-
-
-def _gone(at: Sequence[int], n_old: int) -> Collection[int]:
-    """The old positions (of ``range(n_old)``) missing from ``at``, the distinct old positions
-    of the nodes kept: for one node gone, the one the sums tell (no set built)."""
-    missing = n_old - len(at)
-    if missing == 1:
-        return (n_old * (n_old - 1) // 2 - sum(at),)
-    return set(range(n_old)).difference(at)
 
 
 def _apply(totals: list[dict[str, int]], share: Share, sign: int) -> None:

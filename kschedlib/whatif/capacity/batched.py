@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kschedlib.api.pod import Pod
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
+from kschedlib.framework.node_local_cache import follow_positions, gone_positions
 from kschedlib.framework.runtime import Framework
 from kschedlib.framework.status import Code
 from kschedlib.framework.types import PodInfo
@@ -347,25 +348,12 @@ class FastPath:
         src = snapshot.survivors_of(self.pos)
         if src is None:
             return False
-        n_old, n = len(old), len(nodes)
         pick = itemgetter(*src)
         now = snapshot.positions
-        if n_old - n == 1:
-            removed: Sequence[int] = [n_old * (n_old - 1) // 2 - sum(src)]
-        else:
-            removed = sorted(set(range(n_old)).difference(src))
+        removed = gone_positions(src, len(old))
 
         def follow_set(positions: set[int]) -> set[int]:
-            if not positions:
-                return set()
-            if len(positions) * 4 > n:  # many: one membership test per survivor, at C speed
-                return set(compress(range(n), map(positions.__contains__, src)))
-            out = set()  # few: each node looked up where it is now
-            for o in positions:
-                p = now.get(old[o].name)
-                if p is not None:
-                    out.add(p)
-            return out
+            return follow_positions(positions, src, old, now)
 
         self.loc = bytearray(pick(self.loc))
         self.loc_changed = None

@@ -19,7 +19,7 @@ the key, the node is chosen per distinct key of the window."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from operator import add, attrgetter, is_, is_not, or_
 from typing import Any
@@ -164,7 +164,7 @@ class SpreadTerms:
                 v = "" if value is None else value
                 totals[v] = totals.get(v, 0) + sign * cnt
 
-    def follow(self, pick: Callable[[list[Any]], Any], removed: Sequence[int]) -> None:
+    def follow(self, pick: Callable[[list[Any]], Any], removed: Iterable[int]) -> None:
         """The node list lost the nodes at ``removed`` (old positions): their pods leave
         the totals, and every column follows its node (``pick`` takes the survivors in
         their new order from an old column). The value columns are the label columns'

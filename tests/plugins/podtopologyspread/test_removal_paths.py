@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kschedlib.framework.interface import NodeScore
-from kschedlib.plugins.podtopologyspread.counting import _gone
+from kschedlib.framework.node_local_cache import gone_positions as _gone
 from kschedlib.plugins.podtopologyspread.scoring import (
     PreScoreState,
     normalize_scores,
